@@ -1,0 +1,1 @@
+"""Tooling of the ELMo course: the section registry and what reads it."""

@@ -1,0 +1,73 @@
+"""Section 1 - Setup: reproducible seeds and device selection.
+
+Every later section calls `set_seed` before it initialises weights or shuffles data,
+and `get_device` to decide where tensors live. Two runs with one seed give bit-identical
+losses and embeddings on CPU; on CUDA, cuDNN's LSTM kernels are deterministic once
+`torch.backends.cudnn.deterministic` is set, which `set_seed` does.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+
+__all__ = ["DEVICE_ENV_VAR", "get_device", "set_seed"]
+
+DEVICE_ENV_VAR = "ELMO_DEVICE"
+
+
+def set_seed(seed: int) -> None:
+    """Seed python's `random`, numpy and torch (CPU and every CUDA device) with `seed`.
+
+    Args:
+        seed: a non-negative integer below 2**32 (numpy's limit).
+
+    Raises:
+        TypeError: `seed` is not an int.
+        ValueError: `seed` is negative or too large for numpy.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"set_seed expects an int seed, got {type(seed).__name__} {seed!r}")
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"set_seed expects 0 <= seed < 2**32, got {seed}")
+    # BEGIN SOLUTION
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    # END SOLUTION
+
+
+def get_device(preferred: str | torch.device | None = None) -> torch.device:
+    """The device to run on: `preferred` if given, else `$ELMO_DEVICE`, else CUDA when
+    available, else CPU.
+
+    Args:
+        preferred: "cpu", "cuda", "cuda:1", a `torch.device`, or None to decide automatically.
+
+    Returns:
+        a `torch.device`.
+
+    Raises:
+        ValueError: the requested device is not a valid device string.
+        RuntimeError: CUDA was requested but is not available on this machine.
+    """
+    # BEGIN SOLUTION
+    choice = preferred if preferred is not None else os.environ.get(DEVICE_ENV_VAR) or None
+    if choice is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(choice)
+    except (RuntimeError, TypeError) as err:
+        source = "get_device(preferred=...)" if preferred is not None else f"${DEVICE_ENV_VAR}"
+        raise ValueError(
+            f"{source} must name a device such as 'cpu' or 'cuda', got {choice!r}"
+        ) from err
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {choice!r} was requested but CUDA is not available here")
+    return device
+    # END SOLUTION
