@@ -7,7 +7,7 @@ SECTION_ARG := $(if $(SECTION),--section $(SECTION))
 PYTEST := $(PY) -m pytest
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-solutions lint check
+.PHONY: help install test-solutions lint check
 
 help: ## list the commands
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -27,5 +27,18 @@ test-solutions: $(STAMP) ## run the section tests against solutions/ (SECTION= f
 lint: $(STAMP) ## ruff: the code stays clean
 	$(PY) -m ruff check .
 
-check: lint test-solutions ## the repository's own test command: everything CI runs
+# `make check` is the repository's own test command; each block below adds its checks to it.
+check: lint test-solutions ## everything CI runs
 	$(PYTEST) tests/tooling
+
+# --- learners: exercises, make test, progress ------------------------------------------
+
+# --- analysis sections: make demo -------------------------------------------------------
+
+# --- instructors: grading, release, autograder ------------------------------------------
+
+# --- notebooks ---------------------------------------------------------------------------
+
+# --- benchmarks --------------------------------------------------------------------------
+
+# --- mistakes catalogue and mutation testing ---------------------------------------------

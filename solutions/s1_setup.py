@@ -29,11 +29,11 @@ def set_seed(seed: int) -> None:
         TypeError: `seed` is not an int.
         ValueError: `seed` is negative or too large for numpy.
     """
+    # BEGIN SOLUTION
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"set_seed expects an int seed, got {type(seed).__name__} {seed!r}")
     if not 0 <= seed < 2**32:
         raise ValueError(f"set_seed expects 0 <= seed < 2**32, got {seed}")
-    # BEGIN SOLUTION
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device

@@ -90,9 +90,11 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize("Turn right, at the river!")
     ['turn', 'right', 'at', 'the', 'river']
     """
+    # BEGIN SOLUTION
     if not isinstance(text, str):
         raise TypeError(f"tokenize expects a str, got {type(text).__name__}")
     return _WORD.findall(text.lower())
+    # END SOLUTION
 
 
 def build_vocab(corpus: Iterable[str]) -> tuple[dict[str, int], dict[int, str]]:
@@ -109,12 +111,12 @@ def build_vocab(corpus: Iterable[str]) -> tuple[dict[str, int], dict[int, str]]:
     Raises:
         ValueError: the corpus is empty or holds no words.
     """
+    # BEGIN SOLUTION
     if isinstance(corpus, str):
         raise TypeError("build_vocab expects a collection of sentences, got a single str")
     sentences = list(corpus)
     if not sentences:
         raise ValueError("build_vocab needs at least one sentence; the corpus is empty")
-    # BEGIN SOLUTION
     words = sorted({word for sentence in sentences for word in tokenize(sentence)})
     if not words:
         raise ValueError("build_vocab found no words in the corpus (only punctuation or spaces?)")
@@ -140,10 +142,10 @@ def encode(
     Raises:
         ValueError: the sentence has no words.
     """
+    # BEGIN SOLUTION
     words = tokenize(sentence) if isinstance(sentence, str) else list(sentence)
     if not words:
         raise ValueError(f"cannot encode an empty sentence: {sentence!r}")
-    # BEGIN SOLUTION
     ids = [word2idx.get(word, UNK) for word in words]
     return [BOS, *ids, EOS] if add_boundaries else ids
     # END SOLUTION
@@ -156,8 +158,8 @@ def decode(ids: Iterable[int], idx2word: dict[int, str]) -> list[str]:
     Raises:
         ValueError: an index is not in `idx2word`.
     """
-    ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
     # BEGIN SOLUTION
+    ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
     unknown = [i for i in ids if i not in idx2word]
     if unknown:
         raise ValueError(f"indices {unknown} are not in the vocabulary of {len(idx2word)} words")
@@ -178,12 +180,12 @@ def pad_batch(sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.T
     Raises:
         ValueError: no sequences, or an empty one.
     """
+    # BEGIN SOLUTION
     if len(sequences) == 0:
         raise ValueError("pad_batch needs at least one sequence")
     empty = [i for i, seq in enumerate(sequences) if len(seq) == 0]
     if empty:
         raise ValueError(f"pad_batch got empty sequences at positions {empty}")
-    # BEGIN SOLUTION
     lengths = torch.tensor([len(seq) for seq in sequences], dtype=torch.long)
     ids = torch.full((int(lengths.max()), len(sequences)), PAD, dtype=torch.long)
     for column, seq in enumerate(sequences):

@@ -89,6 +89,7 @@ class BiLM(nn.Module):
         num_layers: int = 2,
         padding_idx: int = 0,
     ) -> None:
+        # BEGIN SOLUTION
         super().__init__()
         for name, value in [("vocab_size", vocab_size), ("embedding_dim", embedding_dim),
                             ("hidden_dim", hidden_dim), ("num_layers", num_layers)]:
@@ -100,7 +101,6 @@ class BiLM(nn.Module):
         self.hidden_dim = hidden_dim
         self.num_layers = num_layers
         self.output_dim = 2 * hidden_dim
-        # BEGIN SOLUTION
         self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)
         self.token_projection = nn.Linear(embedding_dim, hidden_dim)
         self.forward_lstms = nn.ModuleList(
@@ -128,8 +128,8 @@ class BiLM(nn.Module):
             ValueError: `ids` is not 2-D, holds ids outside [0, vocab_size), or `lengths`
                 does not match the batch.
         """
-        lengths = self._check_input(ids, lengths)
         # BEGIN SOLUTION
+        lengths = self._check_input(ids, lengths)  # clear errors for bad input, given below
         mask = (torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
                 < lengths.to(ids.device).unsqueeze(0)).unsqueeze(-1)  # (T, B, 1)
         tokens = self.token_projection(self.embedding(ids))  # (T, B, H)

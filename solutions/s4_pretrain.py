@@ -124,6 +124,7 @@ def train_bilm(
     Returns:
         the corpus loss (`corpus_loss`) after each epoch: a list of `recipe.epochs` floats.
     """
+    # BEGIN SOLUTION
     sentences = _encode_corpus(corpus, word2idx)
     device = get_device(device)
     model.to(device).train()
@@ -134,7 +135,6 @@ def train_bilm(
     bar = tqdm(range(1, recipe.epochs + 1), desc="pre-training", unit="epoch",
                disable=not progress, leave=False)
     for epoch in bar:
-        # BEGIN SOLUTION
         order = torch.randperm(len(sentences), generator=shuffler).tolist()
         for start in range(0, len(order), recipe.batch_size):
             batch = [sentences[i] for i in order[start : start + recipe.batch_size]]
@@ -144,9 +144,9 @@ def train_bilm(
             loss = bilm_loss(model(ids, lengths), ids, lengths)
             loss.backward()
             optimizer.step()
-        # END SOLUTION
         history.append(corpus_loss(model, corpus, word2idx))
         bar.set_postfix(loss=f"{history[-1]:.3f}")
         if log_every and epoch % log_every == 0:
             tqdm.write(f"epoch {epoch:3d}  loss {history[-1]:.4f}")
     return history
+    # END SOLUTION

@@ -72,6 +72,7 @@ def get_elmo_embeddings(
         TypeError / ValueError: an empty sentence or list, ids that are not integers, a
             tensor that is not 1-D, ids out of range, or text without `word2idx`.
     """
+    # BEGIN SOLUTION
     single = isinstance(sentences, str | torch.Tensor) or (
         isinstance(sentences, Sequence) and len(sentences) > 0
         and all(isinstance(i, int) for i in sentences)
@@ -80,7 +81,6 @@ def get_elmo_embeddings(
     if not batch:
         raise ValueError("get_elmo_embeddings got no sentences")
     word_ids = [_word_ids(s, word2idx, i) for i, s in enumerate(batch)]
-    # BEGIN SOLUTION
     ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
     device = next(model.parameters()).device
     was_training = model.training
@@ -91,5 +91,5 @@ def get_elmo_embeddings(
     finally:
         model.train(was_training)
     embeddings = [layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]
-    # END SOLUTION
     return embeddings[0] if single else embeddings
+    # END SOLUTION

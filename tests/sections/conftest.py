@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import copy
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,7 +18,8 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import HealthCheck, settings
 
-from course.harness import IMPL_ENV_VAR, load_isolated, module_of, sources_key
+from course.harness import IMPL_ENV_VAR, load_isolated, module_of
+from course.pretrained import pretrained
 from course.registry import ROOT, SECTIONS, Section, find_section
 
 # Derandomised by default, so a learner's run, CI and grading all see the same examples.
@@ -76,24 +76,9 @@ for _section in SECTIONS:
     globals()[f"_fixture_{_section.name}"] = _section_fixture(_section)
 
 
-_trained_cache: dict[str, SimpleNamespace] = {}
-
-
 @pytest.fixture(scope="module")
 def trained(request: pytest.FixtureRequest) -> SimpleNamespace:
-    """A biLM pre-trained on the toy corpus with the default recipe: `.model`, `.word2idx`,
-    `.idx2word`, `.history` (loss per epoch). Trained once per process; each test module
-    gets its own copy of the model, so no module can disturb another's."""
-    package = _package_for(request)
-    setup, corpus, bilm, pretrain = (module_of(package, s) for s in SECTIONS[:4])
-    key = sources_key(package, list(SECTIONS[:4]))
-    if key not in _trained_cache:
-        word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
-        setup.set_seed(0)
-        model = bilm.BiLM(len(word2idx))
-        history = pretrain.train_bilm(model, corpus.CORPUS, word2idx, seed=0,
-                                      device="cpu", log_every=0, progress=False)
-        _trained_cache[key] = SimpleNamespace(
-            model=model, word2idx=word2idx, idx2word=idx2word, history=history)
-    shared = _trained_cache[key]
-    return SimpleNamespace(**{**vars(shared), "model": copy.deepcopy(shared.model)})
+    """A biLM pre-trained on the toy corpus with the default recipe by the implementation's
+    sections 1-4: `.model`, `.word2idx`, `.idx2word`, `.history` (loss per epoch). Trained
+    once and cached (see `course.pretrained`); each test module gets its own copy."""
+    return pretrained(_package_for(request))

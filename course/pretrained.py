@@ -1,0 +1,60 @@
+"""A biLM pre-trained on the toy corpus with the default recipe, trained once and cached.
+
+Sections 5-7 (and their tests and notebooks) need a pre-trained biLM but are not about
+training one. `pretrained(package)` trains it with the package's own sections 1-4 and
+caches the weights on disk, keyed by the source of those sections and the torch version,
+so the same code never trains twice on one machine. `$ELMO_CACHE_DIR` moves the cache;
+set it empty to turn it off.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+import torch
+
+from .harness import module_of, sources_key
+from .registry import ROOT, SECTIONS
+
+CACHE_ENV_VAR = "ELMO_CACHE_DIR"
+TRAINING_SEED = 0
+_in_memory: dict[str, SimpleNamespace] = {}
+
+
+def _cache_dir() -> Path | None:
+    setting = os.environ.get(CACHE_ENV_VAR, str(ROOT / "build" / "cache"))
+    return Path(setting) if setting else None
+
+
+def pretrained(package: ModuleType) -> SimpleNamespace:
+    """`.model` (a fresh copy each call, on CPU), `.word2idx`, `.idx2word`, `.history`."""
+    setup, corpus, bilm, pretrain = (module_of(package, s) for s in SECTIONS[:4])
+    key = hashlib.sha256(
+        f"{sources_key(package, list(SECTIONS[:4]))} {torch.__version__}".encode()
+    ).hexdigest()[:16]
+    if key not in _in_memory:
+        word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
+        setup.set_seed(TRAINING_SEED)
+        model = bilm.BiLM(len(word2idx))
+        cache = _cache_dir()
+        path = cache / f"bilm-{key}.pt" if cache else None
+        if path and path.exists():
+            saved = torch.load(path, map_location="cpu", weights_only=True)
+            model.load_state_dict(saved["state_dict"])
+            history = saved["history"]
+        else:
+            history = pretrain.train_bilm(model, corpus.CORPUS, word2idx, seed=TRAINING_SEED,
+                                          device="cpu", log_every=0, progress=False)
+            if path:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                partial = path.with_suffix(f".{os.getpid()}.tmp")
+                torch.save({"state_dict": model.state_dict(), "history": history}, partial)
+                partial.replace(path)  # atomic: parallel runs never read half a file
+        _in_memory[key] = SimpleNamespace(model=model.cpu(), word2idx=word2idx,
+                                          idx2word=idx2word, history=list(history))
+    shared = _in_memory[key]
+    return SimpleNamespace(**{**vars(shared), "model": copy.deepcopy(shared.model)})

@@ -1,0 +1,100 @@
+"""A pytest plugin that records every section test's outcome, for the progress table and
+the grader:
+
+    pytest tests/sections -p course.results --results-json build/results.json
+
+Each record: {"nodeid", "section", "name", "status", "message"}, where status is one of
+STATUSES. A test fails as "not implemented" when a stub's NotImplementedError is anywhere
+in its exception chain, so an unfinished section never reads as a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .registry import SECTIONS
+
+PASSED, FAILED, ERROR, NOT_IMPLEMENTED, TIMEOUT = (
+    "passed", "failed", "error", "not implemented", "timeout")
+STATUSES = (PASSED, FAILED, ERROR, NOT_IMPLEMENTED, TIMEOUT)
+MESSAGE_LIMIT = 300
+
+
+def is_not_implemented(error: BaseException | None) -> bool:
+    """True when `error`, or an error it was raised from, is a NotImplementedError."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, NotImplementedError):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def section_number(nodeid: str) -> int | None:
+    """`tests/sections/test_s3_bilm.py::test_x` -> 3."""
+    stem = Path(nodeid.split("::")[0]).stem.removeprefix("test_")
+    return next((s.number for s in SECTIONS if s.module == stem), None)
+
+
+def status_of(report: pytest.TestReport, error: BaseException | None) -> str:
+    """passed; not implemented (a stub); timeout; failed (a wrong answer: an assertion or
+    pytest.raises that saw no error); error (any other exception, or a broken fixture)."""
+    if report.passed:
+        return PASSED
+    if is_not_implemented(error):
+        return NOT_IMPLEMENTED
+    if error is not None and str(error).startswith("Timeout"):
+        return TIMEOUT
+    if report.when == "call" and isinstance(error, AssertionError | pytest.fail.Exception):
+        return FAILED
+    return ERROR
+
+
+def short_message(error: BaseException | None) -> str:
+    text = f"{type(error).__name__}: {error}" if error is not None else ""
+    text = " ".join(text.split())
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
+
+
+class Recorder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: dict[str, dict] = {}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        report = outcome.get_result()
+        if report.skipped or (report.passed and report.when != "call"):
+            return
+        error = call.excinfo.value if call.excinfo is not None else None
+        self.record(item, status_of(report, error), error)
+
+    def record(self, item: pytest.Item, status: str, error: BaseException | None) -> None:
+        if item.nodeid in self.records and self.records[item.nodeid]["status"] != PASSED:
+            return  # keep a test's first failure: a teardown error after it adds nothing
+        self.records[item.nodeid] = {
+            "nodeid": item.nodeid,
+            "section": section_number(item.nodeid),
+            "name": item.name,
+            "status": status,
+            "message": "" if status == PASSED else short_message(error),
+        }
+
+    def pytest_sessionfinish(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(list(self.records.values()), indent=1))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--results-json", default=None, help="write each test's outcome here")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("--results-json")
+    if path:
+        config.pluginmanager.register(Recorder(Path(path)), "course-results-recorder")
