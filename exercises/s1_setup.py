@@ -1,0 +1,54 @@
+# Generated from solutions/s1_setup.py by `make exercises`. This file is yours: replace each
+# `raise NotImplementedError(...)` with your code, then run `make test SECTION=1`.
+# `make exercises` refuses to overwrite a file you have changed unless it is forced.
+# The stubs leave some imports unused (until your code uses them) and some lines long:
+# ruff: noqa: F401, E501
+"""Section 1 - Setup: reproducible seeds and device selection.
+
+Every later section calls `set_seed` before it initialises weights or shuffles data,
+and `get_device` to decide where tensors live. Two runs with one seed give bit-identical
+losses and embeddings on CPU; on CUDA, cuDNN's LSTM kernels are deterministic once
+`torch.backends.cudnn.deterministic` is set, which `set_seed` does.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+
+__all__ = ["DEVICE_ENV_VAR", "get_device", "set_seed"]
+
+DEVICE_ENV_VAR = "ELMO_DEVICE"
+
+
+def set_seed(seed: int) -> None:
+    """Seed python's `random`, numpy and torch (CPU and every CUDA device) with `seed`.
+
+    Args:
+        seed: a non-negative integer below 2**32 (numpy's limit).
+
+    Raises:
+        TypeError: `seed` is not an int.
+        ValueError: `seed` is negative or too large for numpy.
+    """
+    raise NotImplementedError("section 1 (setup): set_seed is not implemented yet")
+
+
+def get_device(preferred: str | torch.device | None = None) -> torch.device:
+    """The device to run on: `preferred` if given, else `$ELMO_DEVICE`, else CUDA when
+    available, else CPU.
+
+    Args:
+        preferred: "cpu", "cuda", "cuda:1", a `torch.device`, or None to decide automatically.
+
+    Returns:
+        a `torch.device`.
+
+    Raises:
+        ValueError: the requested device is not a valid device string.
+        RuntimeError: CUDA was requested but is not available on this machine.
+    """
+    raise NotImplementedError("section 1 (setup): get_device is not implemented yet")

@@ -1,0 +1,145 @@
+# Generated from solutions/s3_bilm.py by `make exercises`. This file is yours: replace each
+# `raise NotImplementedError(...)` with your code, then run `make test SECTION=3`.
+# `make exercises` refuses to overwrite a file you have changed unless it is forced.
+# The stubs leave some imports unused (until your code uses them) and some lines long:
+# ruff: noqa: F401, E501
+"""Section 3 - The bidirectional language model (biLM).
+
+    ids (T, B) ──embedding──> x (T, B, 128) ──projection──> p (T, B, 256)
+        layer 0  = [p ; p]                                        (T, B, 512)
+        forward  : p ─> LSTM ─> h_f1 ─> LSTM (+ h_f1) ─> h_f2 ──> logits of token t+1
+        backward : reverse(p) ─> LSTM ─> LSTM (+ residual) ─> reverse ─> logits of token t-1
+        layer j  = [h_fj ; h_bj]                                  (T, B, 512), j = 1, 2
+
+Choices, and where they come from:
+
+* Layer 0 is the token representation duplicated, [p; p], so that all three layers have
+  width 512 and can be mixed in section 7. The paper's reference code does the same
+  (bilm-tf's `model.py`, AllenNLP's `elmo.py`). The 128-d embedding is brought to the LSTM
+  width 256 by a learned projection `p`, which is also the LSTMs' input; in the paper the
+  character CNN's output is projected to the LSTM width the same way.
+* Each direction is a stack of single-layer `nn.LSTM`s, because a 2-layer `nn.LSTM`
+  returns only its top layer's sequence and ELMo needs every layer.
+* A residual connection adds layer 1's output to layer 2's, as in the paper (Sec. 3.4).
+* The backward LSTM reads each sentence reversed *within its own length*: reversing the
+  padded tensor as a whole would put padding first. With padding only ever at the end of
+  what each LSTM reads, no packing is needed: an LSTM cannot see the future, so padding
+  never reaches a real position.
+
+Simplifications against the paper (Peters et al. 2018, Sec. 3.4): a word embedding instead
+of the character CNN; hidden 256 instead of 4096 cells with 512-d projections; no dropout;
+separate softmax projections per direction, where the paper ties them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+__all__ = ["BiLM", "BiLMOutput", "reverse_within_lengths"]
+
+
+class BiLMOutput(NamedTuple):
+    """What `BiLM.forward` returns.
+
+    layers:          (num_layers + 1, T, B, 2 * hidden_dim); layer 0 is [p; p], layer j the
+                     forward and backward states of LSTM layer j; zero at padded positions.
+    forward_logits:  (T, B, vocab_size); at position t, the scores of token t + 1.
+    backward_logits: (T, B, vocab_size); at position t, the scores of token t - 1.
+    """
+
+    layers: torch.Tensor
+    forward_logits: torch.Tensor
+    backward_logits: torch.Tensor
+
+
+def reverse_within_lengths(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse each sequence of a time-major batch within its own length; padding stays put.
+
+    Args:
+        x: (T, B, ...) a padded batch.
+        lengths: (B,) the valid length of each column, 1 <= length <= T.
+
+    Returns:
+        a tensor shaped like `x`, with out[t, b] = x[lengths[b] - 1 - t, b] for t < lengths[b]
+        and out[t, b] = x[t, b] otherwise. Applying it twice gives `x` back.
+    """
+    raise NotImplementedError("section 3 (bilm): reverse_within_lengths is not implemented yet")
+
+
+class BiLM(nn.Module):
+    """A two-direction, multi-layer LSTM language model that exposes every layer.
+
+    Args:
+        vocab_size: number of tokens, special tokens included.
+        embedding_dim: width of the word embedding x (the seed's 128).
+        hidden_dim: width of every LSTM layer and of the projection p (the seed's 256).
+        num_layers: LSTM layers per direction (the seed's 2).
+        padding_idx: the index of <pad>; its embedding is zero and stays zero.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        embedding_dim: int = 128,
+        hidden_dim: int = 256,
+        num_layers: int = 2,
+        padding_idx: int = 0,
+    ) -> None:
+        raise NotImplementedError("section 3 (bilm): BiLM.__init__ is not implemented yet")
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor | None = None) -> BiLMOutput:
+        """Run both directions over a padded batch.
+
+        Args:
+            ids: LongTensor (T, B) of token ids, right-padded; batch B = 1 is one sentence.
+            lengths: LongTensor (B,) of valid lengths; None means every column is T long.
+
+        Returns:
+            a `BiLMOutput`; see its docstring for the shapes.
+
+        Raises:
+            TypeError: `ids` is not an integer tensor.
+            ValueError: `ids` is not 2-D, holds ids outside [0, vocab_size), or `lengths`
+                does not match the batch.
+        """
+        raise NotImplementedError("section 3 (bilm): BiLM.forward is not implemented yet")
+
+    @staticmethod
+    def _run_stack(lstms: nn.ModuleList, inputs: torch.Tensor) -> list[torch.Tensor]:
+        """The output sequence (T, B, H) of every layer of one direction's LSTM stack."""
+        raise NotImplementedError("section 3 (bilm): BiLM._run_stack is not implemented yet")
+
+    def _check_input(self, ids: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
+        if not isinstance(ids, torch.Tensor):
+            raise TypeError(f"BiLM expects ids as a torch.Tensor, got {type(ids).__name__}")
+        if ids.dtype not in (torch.int64, torch.int32):
+            raise TypeError(f"BiLM expects integer token ids (torch.long), got {ids.dtype}")
+        if ids.dim() != 2:
+            raise ValueError(
+                f"BiLM expects ids of shape (seq_len, batch), got {tuple(ids.shape)}; "
+                "for one sentence use ids.unsqueeze(1)"
+            )
+        if ids.numel() == 0:
+            raise ValueError(f"BiLM got an empty batch of shape {tuple(ids.shape)}")
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= self.vocab_size:
+            raise ValueError(
+                f"token ids must lie in [0, {self.vocab_size}), found ids from {low} to {high}"
+            )
+        seq_len, batch = ids.shape
+        if lengths is None:
+            return torch.full((batch,), seq_len, dtype=torch.long)
+        if not isinstance(lengths, torch.Tensor):
+            lengths = torch.as_tensor(lengths)
+        if lengths.shape != (batch,):
+            raise ValueError(
+                f"lengths must have shape ({batch},), one per sentence, got {tuple(lengths.shape)}"
+            )
+        if int(lengths.min()) < 1 or int(lengths.max()) > seq_len:
+            raise ValueError(
+                f"every length must lie in [1, {seq_len}], got {lengths.tolist()}"
+            )
+        return lengths.long().cpu()

@@ -1,0 +1,80 @@
+# Generated from solutions/s5_extract.py by `make exercises`. This file is yours: replace each
+# `raise NotImplementedError(...)` with your code, then run `make test SECTION=5`.
+# `make exercises` refuses to overwrite a file you have changed unless it is forced.
+# The stubs leave some imports unused (until your code uses them) and some lines long:
+# ruff: noqa: F401, E501
+"""Section 5 - Extracting layer-wise ELMo embeddings from the pre-trained biLM.
+
+For every word of a sentence the biLM gives L + 1 = 3 representations (Peters et al. 2018,
+eq. 2), all of width 512:
+
+    layer 0   [p ; p]          the token on its own: no context at all
+    layer 1   [h_f1 ; h_b1]    first LSTM layer of each direction
+    layer 2   [h_f2 ; h_b2]    second LSTM layer of each direction
+
+The biLM reads BOS w_1 .. w_n EOS; the boundary positions are dropped, so the result has
+one row per word. The biLM's LSTMs start from a zero state on every call, so the same input
+always gives bit-identical embeddings (the stateful LSTMs of bilm-tf and AllenNLP carry
+state between batches, and their users keep asking why the numbers change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from .s2_corpus import BOS, EOS, encode, pad_batch
+from .s3_bilm import BiLM
+
+__all__ = ["get_elmo_embeddings"]
+
+Sentence = str | Sequence[int] | torch.Tensor
+
+
+def _word_ids(sentence: Sentence, word2idx: dict[str, int] | None, position: int) -> list[int]:
+    """One sentence as word ids without boundaries, or a clear error naming what is wrong."""
+    if isinstance(sentence, str):
+        if word2idx is None:
+            raise ValueError("get_elmo_embeddings got text; pass word2idx to encode it")
+        return encode(sentence, word2idx)  # raises on an empty sentence
+    if isinstance(sentence, torch.Tensor):
+        if sentence.dtype.is_floating_point or sentence.dtype == torch.bool:
+            raise TypeError(f"sentence {position}: expected integer ids, got {sentence.dtype}")
+        if sentence.dim() != 1:
+            raise ValueError(
+                f"sentence {position}: expected a 1-D tensor of word ids, "
+                f"got shape {tuple(sentence.shape)}"
+            )
+        sentence = sentence.tolist()
+    ids = list(sentence)
+    if not ids:
+        raise ValueError(f"sentence {position} is empty: there is nothing to embed")
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        raise TypeError(f"sentence {position}: expected word ids as ints, got {ids!r}")
+    return ids
+
+
+def get_elmo_embeddings(
+    model: BiLM,
+    sentences: Sentence | Sequence[Sentence],
+    word2idx: dict[str, int] | None = None,
+) -> torch.Tensor | list[torch.Tensor]:
+    """Layer-wise contextual embeddings of every word, from the biLM in eval mode.
+
+    Args:
+        model: a (pre-trained) `BiLM`. It is run under `torch.no_grad()` in eval mode and
+            left in the mode it was in.
+        sentences: one sentence or a list of them. A sentence is a string (needs `word2idx`),
+            a list of word ids, or a 1-D LongTensor of word ids, all without <s> and </s>.
+        word2idx: the vocabulary, to encode text; unknown words become <unk>.
+
+    Returns:
+        for one sentence, a tensor (num_layers + 1, n_words, 2 * hidden_dim) = (3, n, 512)
+        on the model's device; for a list of sentences, a list of such tensors.
+
+    Raises:
+        TypeError / ValueError: an empty sentence or list, ids that are not integers, a
+            tensor that is not 1-D, ids out of range, or text without `word2idx`.
+    """
+    raise NotImplementedError("section 5 (extract): get_elmo_embeddings is not implemented yet")
