@@ -32,6 +32,29 @@ check: lint test-solutions ## everything CI runs
 	$(PYTEST) tests/tooling
 
 # --- learners: exercises, make test, progress ------------------------------------------
+.PHONY: exercises test grade check-exercises
+ELMO_IMPL ?= exercises
+RESULTS := build/results.json
+SOLUTION_RESULTS := build/results-solutions.json
+LEARNER_TESTS = $(PYTEST) tests/sections --impl $(ELMO_IMPL) $(SECTION_ARG) \
+  -p course.results --results-json $(RESULTS)
+PROGRESS = $(PY) -m course.progress $(RESULTS) --impl $(ELMO_IMPL)
+
+exercises: $(STAMP) ## regenerate exercises/ from solutions/ (keeps your work; FORCE=1 does not)
+	$(PY) -m course.make_exercises $(if $(FORCE),--force)
+
+test: $(STAMP) ## run the tests against exercises/, then show your progress (SECTION= for one)
+	@$(LEARNER_TESTS); status=$$?; $(PROGRESS); exit $$status
+
+grade: $(STAMP) ## your progress per section, without the tests' output (SECTION= for one)
+	@mkdir -p build; $(LEARNER_TESTS) > build/test-output.txt 2>&1; status=$$?; \
+	  if [ $$status -gt 1 ]; then tail -n 20 build/test-output.txt; exit $$status; fi; $(PROGRESS)
+
+# tests/tooling/test_exercises.py reads what solutions/ scored in this run of test-solutions.
+test-solutions: PYTEST += -p course.results --results-json $(SOLUTION_RESULTS)
+check-exercises: $(STAMP) test-solutions
+	$(PY) -m course.make_exercises --check
+check: check-exercises
 
 # --- analysis sections: make demo -------------------------------------------------------
 
