@@ -1,0 +1,215 @@
+"""The pytest plugin that every grading child loads (`-p grading.guard`).
+
+It does three things, all before any of the submission's code runs:
+
+* makes the run repeatable: python, numpy and torch seeded, torch on one thread (the
+  hypothesis profile "course" is derandomised, and the fork server fixes the hash seed);
+* writes each test's record (`course.results`) to disk the moment it is made, so that a
+  run killed half-way keeps every result it reached;
+* watches the submission: an audit hook notes every import of `solutions` and every file
+  of the reference opened other than by the isolation harness, and after each test the
+  guard compares the functions, classes and constants that the tests rely on (torch's,
+  numpy's, the tests' own helpers, the other sections' modules) with what they were when
+  the tests were collected. What it sees goes to the flags file, one JSON line each.
+
+A submission runs in the same process, so a determined one could hide from the guard; the
+grader's other defences (a private copy of the tests per run, a static scan of the source,
+no copy of the section's own reference anywhere it can reach) do not rely on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from course.harness import load_isolated, module_of
+from course.registry import SECTIONS, find_section
+from course.results import Recorder
+
+SEED = 0
+# Modules whose names the tests call; every loaded module of the course's tooling and tests
+# is watched as well, and so are the reference's modules of the sections before the one
+# under test, which the tests use to build their inputs.
+WATCHED = ("builtins", "math", "random", "numpy", "numpy.random", "torch", "torch.nn",
+           "torch.nn.functional", "torch.nn.init", "torch.optim", "torch.testing",
+           "hypothesis", "hypothesis.strategies", "pytest", "grading.guard")
+WATCHED_PACKAGES = ("course", "tests")
+# Classes from these packages are watched member by member (torch.Tensor.__eq__, ...).
+CLASS_OWNERS = ("torch", "numpy", "hypothesis", "course", "tests")
+LIBRARIES = tuple(str(Path(m.__file__).parent) + os.sep for m in (torch, np))
+PLAIN_DATA = (int, float, complex, str, bytes, bool, tuple, list, dict, set, frozenset,
+              type(None))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("grading")
+    group.addoption("--grading-records", help="append each test's record here (JSON lines)")
+    group.addoption("--grading-flags", help="append what the guard sees here (JSON lines)")
+    group.addoption("--grading-protect", action="append", default=[],
+                    help="a folder of the reference that the submission must not read")
+
+
+class Flags:
+    """Appends {"kind", "detail"} lines to a file opened now, once per distinct flag; it
+    writes through a raw descriptor so that the audit hook never sees its own writes."""
+
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._seen: set[tuple[str, str]] = set()
+
+    def __call__(self, kind: str, detail: str) -> None:
+        if (kind, detail) not in self._seen:
+            self._seen.add((kind, detail))
+            os.write(self._fd, (json.dumps({"kind": kind, "detail": detail}) + "\n").encode())
+
+
+class StreamingRecorder(Recorder):
+    """`course.results`' recorder, appending each record to a JSON-lines file when it is
+    made (a test's later record, say of a failed teardown, comes as a later line)."""
+
+    def record(self, item: pytest.Item, status: str, error: BaseException | None) -> None:
+        super().record(item, status, error)
+        with self.path.open("a") as stream:
+            stream.write(json.dumps(self.records[item.nodeid]) + "\n")
+
+    def pytest_sessionfinish(self) -> None:
+        """Every record is on disk already."""
+
+
+def _called_from(filename: str) -> bool:
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def audit_hook(flag: Flags, protected: tuple[str, ...], harness: str):
+    """An audit hook flagging imports of `solutions` and reads of `protected` folders by
+    anything but the harness (which copies the other sections' reference modules)."""
+
+    imported: list[str] = []
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "import":
+            name = args[0]
+            # `import solutions.x` imports `solutions` too: one flag says it all
+            if name.split(".")[0] == "solutions" and not any(
+                    n.startswith(f"{name}.") for n in imported):
+                imported.append(name)
+                flag("imports-solutions", f"imports {name}")
+        elif event == "open" and isinstance(args[0], str) and "solutions" in args[0]:
+            path = os.path.realpath(args[0])
+            if path.startswith(protected) and not _called_from(harness):
+                flag("reads-solutions", f"opens {args[0]}")
+
+    return hook
+
+
+def _fingerprint(value: object, public_data: bool) -> tuple:
+    """What must not change: the object itself, a function's code and defaults, and for the
+    public constants of the course's own modules, their value."""
+    shown = repr(value) if public_data and isinstance(value, PLAIN_DATA) else None
+    if isinstance(value, types.FunctionType):
+        return value, value.__code__, value.__defaults__, shown
+    return value, None, None, shown
+
+
+def _watched_modules(extra: tuple[str, ...]) -> list:
+    names = [*WATCHED, *extra, *(n for n in sys.modules if n.split(".")[0] in WATCHED_PACKAGES)]
+    return [sys.modules[n] for n in dict.fromkeys(names) if n in sys.modules]
+
+
+def namespace(extra: tuple[str, ...] = ()) -> dict[tuple[str, str], tuple]:
+    """{(owner, attribute): fingerprint} over the watched modules and their classes."""
+    entries = {}
+    for module in _watched_modules(extra):
+        ours = module.__name__.split(".")[0] in WATCHED_PACKAGES
+        for name, value in list(vars(module).items()):
+            entries[(module.__name__, name)] = _fingerprint(value, ours and name[:1] != "_")
+            if isinstance(value, type) and str(value.__module__).split(".")[0] in CLASS_OWNERS:
+                for attribute, member in list(vars(value).items()):
+                    entries[(f"{module.__name__}.{name}", attribute)] = _fingerprint(member, False)
+    return entries
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return all(x is y for x, y in zip(a[:3], b[:3], strict=True)) and a[3] == b[3]
+
+
+def _library_wrapper(new: object, old: object) -> bool:
+    """True when `new` wraps `old` by a library's own hand: torch wraps some of its functions
+    the first time they are used (`torch.manual_seed` once dynamo loads, an optimiser's
+    `step` once it is made), with wrappers defined in its own files."""
+    while isinstance(new, types.FunctionType) and new.__code__.co_filename.startswith(LIBRARIES):
+        new = getattr(new, "__wrapped__", None)
+        if new is old:
+            return True
+    return False
+
+
+class Watch:
+    """Snapshots the watched names once the tests are collected (before the submission is
+    imported) and flags every one that a test leaves replaced, removed or changed."""
+
+    def __init__(self, flag: Flags, impl: Path, section: str) -> None:
+        self.flag, self.impl, self.section = flag, impl, find_section(section)
+        self.extra: tuple[str, ...] = ()
+        self.before: dict[tuple[str, str], tuple] = {}
+
+    def _load_earlier_sections(self) -> tuple[str, ...]:
+        """Import the reference's modules of the earlier sections (they never import a later
+        one, so never the submission) to watch them too."""
+        package = load_isolated(self.impl, self.section)
+        earlier = [s for s in SECTIONS if s.number < self.section.number]
+        return (package.__name__, *(module_of(package, s).__name__ for s in earlier))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        try:
+            self.extra = self._load_earlier_sections()
+        except Exception:  # a reference that does not load fails the tests, not the guard
+            self.extra = ()
+        self.before = namespace(self.extra)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item):
+        result = yield  # the test's own fixtures (monkeypatch) are undone by now
+        after = namespace(self.extra)
+        for key, fingerprint in self.before.items():
+            owner, name = key
+            if key not in after:
+                self.flag("monkeypatch", f"removed {owner}.{name}")
+            elif not _same(fingerprint, after[key]):
+                if _library_wrapper(after[key][0], fingerprint[0]):
+                    self.before[key] = after[key]
+                else:
+                    self.flag("monkeypatch", f"replaced {owner}.{name}")
+        return result
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    records = config.getoption("--grading-records")
+    if not records:
+        return
+    random.seed(SEED)
+    np.random.seed(SEED)
+    torch.manual_seed(SEED)
+    torch.set_num_threads(1)
+    flag = Flags(Path(config.getoption("--grading-flags")))
+    protected = tuple(os.path.realpath(p) + os.sep for p in config.getoption("--grading-protect"))
+    harness = sys.modules[load_isolated.__module__].__file__
+    sys.addaudithook(audit_hook(flag, protected, harness))
+    config.pluginmanager.register(StreamingRecorder(Path(records)), "grading-recorder")
+    config.pluginmanager.register(
+        Watch(flag, Path(config.getoption("--impl")), config.getoption("--section")),
+        "grading-watch")
