@@ -102,13 +102,17 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
             return f"All {len(progress)} sections pass. Well done."
         return "Every section that ran passes; `make test` runs them all."
     section, problem = unfinished.section, unfinished.first_problem
+    # A test's own message comes before pytest's " assert ..." introspection: show only it.
+    message, _, introspection = problem["message"].partition(" assert ")
+    if introspection and message in ("AssertionError:", ""):
+        message = problem["message"]
     module = impl_dir / f"{section.module}.py"
     shown = module.relative_to(ROOT) if module.is_relative_to(ROOT) else module
     return "\n".join([
         f"Next: section {section.number} ({section.name}), {section.title}, in {shown}",
         f"  hint: {section.hint}",
         f"  first test to pass: {problem['name']} ({problem['status']})",
-        f"    {problem['message']}",
+        f"    {message}",
         f"  then: make test SECTION={section.number}",
     ])
 
