@@ -1,5 +1,6 @@
 """Read a submission: a directory holding an `exercises/` folder (or the section modules
-themselves, as Gradescope hands them over), or a `.zip` of either.
+themselves, as Gradescope hands them over), or a `.zip` of either (also a directory that
+holds nothing but such a `.zip`).
 
 Only the registry's section modules are read, as bytes, and nothing of the submission is
 ever extracted or executed here: its tests, conftest, helpers and settings stay where they
@@ -117,6 +118,9 @@ def read_submission(path: Path, name: str | None = None) -> Submission:
             _read_zip(submission)
         elif path.is_dir():
             _read_dir(submission)
+            archives = sorted(path.glob("*.zip"))
+            if not submission.modules and len(archives) == 1:  # handed in as a .zip, kept so
+                return read_submission(archives[0], submission.name)
         else:
             submission.error = f"{path} is neither a folder nor a .zip archive"
     except (OSError, ValueError, zipfile.BadZipFile, RuntimeError) as err:

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Gradescope runs this once, when it builds the autograder's image. Choose an Ubuntu image
+# with Python 3.11 or newer (Ubuntu 24.04) in the autograder's settings.
+set -euo pipefail
+cd /autograder/source
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else
+  f"the course needs Python 3.11 or newer, this image has {sys.version.split()[0]}: "
+  "choose Ubuntu 24.04 in the autograder settings")'
+python3 -m venv .venv
+# torch's CPU build: Gradescope's containers have no GPU, and it is a tenth of the size
+.venv/bin/pip install --quiet --disable-pip-version-check \
+  --index-url https://download.pytorch.org/whl/cpu "$(grep '^torch==' requirements.txt)"
+.venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+# Collect the tests and pre-train the reference biLM now, once, not for every submission.
+.venv/bin/python -m grading --prepare-only
