@@ -61,7 +61,25 @@ check: check-exercises
 # --- instructors: grading, release, autograder ------------------------------------------
 
 # --- notebooks ---------------------------------------------------------------------------
+# The notebooks are built from notebooks/*.py; tests/tooling/test_notebooks.py executes them.
+.PHONY: notebooks check-notebooks run-notebooks
+
+notebooks: $(STAMP) ## rebuild notebooks/*.ipynb from their sources, notebooks/*.py
+	$(PY) -m course.notebooks build
+
+check-notebooks: $(STAMP) ## fail when a committed notebook is stale against its source
+	$(PY) -m course.notebooks check
+check: check-notebooks
+
+run-notebooks: $(STAMP) ## run every notebook headless on ELMO_IMPL (default exercises)
+	$(PY) -m course.notebooks run --impl $(ELMO_IMPL)
 
 # --- benchmarks --------------------------------------------------------------------------
 
 # --- mistakes catalogue and mutation testing ---------------------------------------------
+.PHONY: mistakes mutation
+
+mistakes: $(STAMP) ## show that each catalogued learner mistake fails its own section's tests
+	$(PY) -m course.mistakes $(SECTION_ARG)
+
+check: mistakes

@@ -1,0 +1,168 @@
+"""The companion notebooks: sources parse, notebooks are fresh and bare, and they run both
+ways: through on the reference, and on the pristine stubs up to their first call only."""
+
+import shutil
+
+import nbformat
+import pytest
+
+from course import notebooks
+from course.notebooks import FIRST_CALL_TAG, NOTEBOOKS_DIR, PARAMETERS_TAG, Outcome
+from course.registry import ROOT, find_section
+
+SOURCE = '''\
+# %% [markdown]
+# # A title
+#
+# Some *prose*.
+
+# %% tags=["parameters"]
+IMPL = "exercises"
+
+# %%
+x = 1
+
+print(x)
+
+
+# %% [markdown] tags=["note"]
+# The end.
+'''
+
+
+def read(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
+
+
+def test_a_source_gives_its_cells_with_tags():
+    cells = notebooks.parse_cells(SOURCE)
+    assert [c.cell_type for c in cells] == ["markdown", "code", "code", "markdown"]
+    assert cells[0].source == "# A title\n\nSome *prose*."
+    assert cells[1].metadata == {"tags": ["parameters"]} and cells[1].source == 'IMPL = "exercises"'
+    assert cells[2].source == "x = 1\n\nprint(x)", "blank lines between cells belong to none"
+    assert cells[3].metadata == {"tags": ["note"]} and cells[3].source == "The end."
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x = 1\n# %%\n", r"<source>:1: a source starts with a cell marker"),
+    ("# %% [markdown]\n# fine\nnot a comment\n", r"<source>:3: every line of a markdown cell"),
+    ("# %% [raw]\n", r"<source>:1: expected '# %%'"),
+    ('# %% tags=["a", 1]\n', r"<source>:1: tags must be a JSON list of strings"),
+])
+def test_a_malformed_source_is_an_error_that_names_the_line(text, message):
+    with pytest.raises(ValueError, match=message):
+        notebooks.parse_cells(text)
+
+
+def test_a_source_must_have_its_switch_and_a_section_its_first_call(tmp_path):
+    overview = tmp_path / notebooks.OVERVIEW.replace(".ipynb", ".py")
+    overview.write_text(SOURCE.replace(' tags=["parameters"]', ""))
+    with pytest.raises(ValueError, match='tagged "parameters"'):
+        notebooks.build_notebook(overview)
+    section = tmp_path / find_section("bilm").notebook.replace(".ipynb", ".py")
+    section.write_text(SOURCE)
+    with pytest.raises(ValueError, match=f'expected 1 cell.* tagged "{FIRST_CALL_TAG}", found 0'):
+        notebooks.build_notebook(section)
+
+
+def test_every_notebook_is_committed_bare_with_the_switch_first():
+    for name in notebooks.notebook_names():
+        notebook = read(name)
+        code = [c for c in notebook.cells if c.cell_type == "code"]
+        assert all(c.outputs == [] and c.execution_count is None for c in code), (
+            f"{name} is committed with outputs")
+        assert PARAMETERS_TAG in code[0].metadata.get("tags", []), name
+        assert code[0].source.startswith(f'IMPL = "{notebooks.DEFAULT_IMPL}"'), name
+        assert code[1].source == notebooks.ROOT_CELL, f"{name}: the root cell must come next"
+
+
+def test_each_section_notebook_loads_and_checks_its_own_section():
+    for name in notebooks.notebook_names()[1:]:
+        section, cells = notebooks.section_of(name), read(name).cells
+        text = "\n".join(cell.source for cell in cells)
+        assert f'SECTION = find_section("{section.name}")' in text, (
+            f"{name} must load section {section.number} ({section.name})")
+        checks = [i for i, c in enumerate(cells) if "run_checks(IMPL, SECTION.name)" in c.source]
+        (first_call,) = notebooks.tagged(cells, FIRST_CALL_TAG)
+        assert len(checks) == 1 and first_call < checks[0], (
+            f"{name}: one checks cell, after the first call of the learner's code")
+
+
+def test_a_stale_notebook_is_found_and_rebuilt(tmp_path):
+    for path in [*NOTEBOOKS_DIR.glob("*.py"), *NOTEBOOKS_DIR.glob("*.ipynb")]:
+        shutil.copy(path, tmp_path)
+    assert notebooks.stale(tmp_path) == []
+    name = find_section("corpus").notebook
+    source = (tmp_path / name).with_suffix(".py")
+    source.write_text(source.read_text().replace("# ## Checks", "# ## The checks"))
+    executed = tmp_path / find_section("bilm").notebook
+    notebook = nbformat.read(executed, as_version=4)
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", text="hello")]
+    nbformat.write(notebook, executed)
+    (tmp_path / "99_extra.ipynb").write_text("{}")
+    found = notebooks.stale(tmp_path)
+    assert len(found) == 3 and all(n in "\n".join(found) for n in (name, executed.name, "99_"))
+    assert sorted(p.name for p in notebooks.build(tmp_path)) == sorted([name, executed.name])
+    assert len(notebooks.stale(tmp_path)) == 1, "only the notebook without a source is left"
+
+
+def test_the_impl_switch_is_the_only_cell_replaced():
+    notebook = read(find_section("bilm").notebook)
+    switched = notebooks.with_impl(notebook, "/tmp/my impl")
+    changed = [i for i, (a, b) in enumerate(zip(notebook.cells, switched.cells, strict=True))
+               if a.source != b.source]
+    assert changed == notebooks.tagged(notebook.cells, PARAMETERS_TAG)
+    assert switched.cells[changed[0]].source == 'IMPL = "/tmp/my impl"'
+
+
+def test_stubs_left_lists_the_functions_still_to_write():
+    bilm = find_section("bilm")
+    assert "BiLM.forward" in notebooks.stubs_left(ROOT / "exercises", bilm)
+    assert notebooks.stubs_left(ROOT / "solutions", bilm) == []
+
+
+def test_problems_judge_a_stub_run_by_cell_and_section():
+    name = find_section("bilm").notebook
+    (first_call,) = notebooks.tagged(read(name).cells, FIRST_CALL_TAG)
+    stub = "NotImplementedError: section 3 (bilm): BiLM.__init__ is not implemented yet"
+    assert notebooks.problems(Outcome(name, "x", 1.0, first_call, stub), stubs=True) == []
+    assert notebooks.problems(Outcome(name, "x", 1.0, first_call + 1, stub), stubs=True)
+    other = "NotImplementedError: section 2 (corpus): tokenize is not implemented yet"
+    assert notebooks.problems(Outcome(name, "x", 1.0, first_call, other), stubs=True)
+    assert notebooks.problems(Outcome(name, "x", 1.0), stubs=True), "a stub run must stop"
+    assert notebooks.problems(Outcome(name, "x", 1.0, 4, "KeyError: 1"), stubs=False)
+
+
+# --- executing every notebook, both ways, two kernels at a time ------------------------------
+
+IMPLS = {"reference": "solutions", "stubs": "exercises"}
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[tuple[str, str], Outcome]:
+    runs = [(name, impl) for impl in IMPLS.values() for name in notebooks.notebook_names()]
+    return {(o.notebook, o.impl): o for o in notebooks.execute(runs, parallel=2)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", notebooks.notebook_names())
+def test_the_notebook_runs_through_on_the_reference(outcomes, name):
+    outcome = outcomes[name, IMPLS["reference"]]
+    assert outcome.error_cell is None, (
+        f"{name} failed at cell {outcome.error_cell}: {outcome.error}\n{outcome.traceback}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", notebooks.notebook_names())
+def test_on_the_stubs_it_stops_at_its_first_call_with_its_own_error(outcomes, name):
+    outcome, section = outcomes[name, IMPLS["stubs"]], notebooks.section_of(name)
+    if section is None:
+        assert outcome.error_cell is None, f"the overview failed: {outcome.error}"
+        return
+    (first_call,) = notebooks.tagged(read(name).cells, FIRST_CALL_TAG)
+    assert outcome.error_cell == first_call, (
+        f"{name} should stop at cell {first_call}, the first call of the learner's code; "
+        f"it stopped at {outcome.error_cell} with {outcome.error or 'no error'}")
+    prefix = f"NotImplementedError: section {section.number} ({section.name}): "
+    assert outcome.error.startswith(prefix) and outcome.error.endswith(
+        " is not implemented yet"), f"{name}: expected {prefix}..., got {outcome.error}"
