@@ -25,13 +25,27 @@ def test_same_seed_gives_same_random_draws(setup, seed):
     )
 
 
+GENERATORS = [("random", random.random), ("numpy", np.random.rand),
+              ("torch", lambda: torch.rand(1).item())]
+
+
 def test_each_generator_is_seeded(setup):
-    for name, draw in [("random", random.random), ("numpy", np.random.rand),
-                       ("torch", lambda: torch.rand(1).item())]:
+    for name, draw in GENERATORS:
         setup.set_seed(7)
         first = draw()
         setup.set_seed(7)
         assert draw() == first, f"set_seed does not seed {name}'s generator"
+
+
+def test_each_generator_follows_the_seed(setup):
+    for name, draw in GENERATORS:
+        setup.set_seed(1)
+        first = draw()
+        setup.set_seed(2)
+        assert draw() != first, (
+            f"set_seed(1) and set_seed(2) gave {name} the same numbers: "
+            f"is {name}'s seed a constant instead of the seed argument?"
+        )
 
 
 def test_different_seeds_give_different_draws(setup):

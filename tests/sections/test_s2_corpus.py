@@ -14,7 +14,10 @@ def test_vocabulary_is_small(corpus):
 
 
 def test_tokenize_lowercases_and_drops_punctuation(corpus):
-    assert corpus.tokenize("Turn RIGHT, at the river!") == ["turn", "right", "at", "the", "river"]
+    words = corpus.tokenize("Turn RIGHT, at the river!")
+    assert words == ["turn", "right", "at", "the", "river"], (
+        "tokenize should lower-case the text, then keep the words and drop the punctuation"
+    )
 
 
 def test_special_tokens_have_fixed_indices(corpus):
@@ -47,6 +50,16 @@ def test_vocabulary_does_not_depend_on_sentence_order(corpus, data):
     )
 
 
+@given(sentences=plain_corpora)
+def test_words_are_numbered_in_sorted_order(corpus, sentences):
+    word2idx, idx2word = corpus.build_vocab(sentences)
+    words = [idx2word[i] for i in range(len(corpus.SPECIAL_TOKENS), len(idx2word))]
+    assert words == sorted(words), (
+        f"after the special tokens, the words should be numbered in sorted order, found {words}; "
+        "the order of a set changes from one run to the next (hash randomisation)"
+    )
+
+
 @given(st.data())
 def test_encode_then_decode_gives_the_words_back(corpus, data):
     word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
@@ -68,7 +81,7 @@ def test_encode_adds_boundaries_on_request(corpus):
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     plain = corpus.encode("turn right", word2idx)
     assert corpus.encode("turn right", word2idx, add_boundaries=True) == [
-        corpus.BOS, *plain, corpus.EOS]
+        corpus.BOS, *plain, corpus.EOS], "with boundaries: <s> (BOS) first, </s> (EOS) last"
     assert corpus.encode(["turn", "right"], word2idx) == plain, "a list of words encodes too"
 
 
@@ -76,7 +89,9 @@ def test_pad_batch_pads_at_the_end(corpus):
     ids, lengths = corpus.pad_batch([[5, 6, 7], [8]])
     assert ids.dtype == torch.long and lengths.dtype == torch.long
     assert ids.shape == (3, 2), f"expected (max_len, batch) = (3, 2), got {tuple(ids.shape)}"
-    assert ids.tolist() == [[5, 8], [6, corpus.PAD], [7, corpus.PAD]]
+    assert ids.tolist() == [[5, 8], [6, corpus.PAD], [7, corpus.PAD]], (
+        "each column is one sentence from row 0, with <pad> after its end"
+    )
     assert lengths.tolist() == [3, 1]
 
 

@@ -72,6 +72,38 @@ def test_layer_0_ignores_context(model):
     )
 
 
+def test_every_parameter_is_used(setup, bilm):
+    setup.set_seed(0)
+    fresh = bilm.BiLM(VOCAB)
+    out = fresh(one_sentence())
+    g = torch.Generator().manual_seed(0)
+    total = sum((t * torch.randn(t.shape, generator=g)).sum() for t in out)
+    total.backward()
+    unused = [name for name, p in fresh.named_parameters() if p.grad is None or not p.grad.any()]
+    assert not unused, (
+        f"these parameters have no effect on the output: {unused}; does each direction run its "
+        "own LSTM stack and its own head?"
+    )
+
+
+def test_each_layer_reads_the_layer_below(setup, bilm):
+    setup.set_seed(0)
+    fresh = bilm.BiLM(VOCAB).eval()
+    ids = one_sentence()
+    before = fresh(ids).layers
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for stack in (fresh.forward_lstms, fresh.backward_lstms):
+            for weight in stack[0].parameters():
+                weight.add_(torch.randn(weight.shape, generator=g))
+    after = fresh(ids).layers
+    for name, half in [("forward", slice(None, 256)), ("backward", slice(256, None))]:
+        assert not torch.allclose(before[2, ..., half], after[2, ..., half]), (
+            f"changing the first {name} LSTM layer left layer 2 unchanged: the second layer "
+            "should read the first layer's outputs, not the token representation"
+        )
+
+
 @given(batch=id_batches(VOCAB, max_batch=4, max_len=8))
 def test_padded_batch_equals_one_sentence_at_a_time(corpus, model, batch):
     ids, lengths = corpus.pad_batch(batch)

@@ -87,7 +87,9 @@ def test_history_has_one_loss_per_epoch(setup, bilm, corpus, pretrain):
     model = bilm.BiLM(len(word2idx), embedding_dim=8, hidden_dim=8)
     history = pretrain.train_bilm(model, corpus.CORPUS[:4], word2idx, pretrain.Recipe(2, 0.01, 3),
                                   device="cpu", log_every=0, progress=False)
-    assert len(history) == 3 and all(isinstance(x, float) for x in history), history
+    assert len(history) == 3 and all(isinstance(x, float) for x in history), (
+        f"3 epochs should give 3 corpus losses, one per epoch, as floats; got {history}"
+    )
 
 
 def tiny_run(setup, bilm, corpus, pretrain, seed):
@@ -124,7 +126,7 @@ def test_each_step_is_one_adam_step_on_a_fresh_gradient(setup, bilm, corpus, pre
     for (name, got), want in pairs:
         assert torch.allclose(got, want, atol=1e-6), (
             f"after two steps, {name} differs from two Adam steps (lr 0.01) taken by hand; "
-            "is zero_grad() called before each backward()?"
+            "is zero_grad() called before each backward(), with the recipe's learning rate?"
         )
 
 

@@ -19,10 +19,25 @@ def test_one_sentence_gives_three_layers_per_word(extract, trained):
     )
 
 
+def test_row_i_is_word_i(extract, trained):
+    words = "the bank gave him a loan".split()
+    emb = extract.get_elmo_embeddings(trained.model, " ".join(words), trained.word2idx)
+    with torch.no_grad():
+        for i, word in enumerate(words):
+            alone = trained.model(torch.tensor([[trained.word2idx[word]]])).layers[0, 0, 0]
+            assert torch.allclose(emb[0, i], alone, atol=1e-6), (
+                f"row {i} of layer 0 is not the word {word!r}; drop exactly the <s> before the "
+                "first word and the </s> after the last"
+            )
+
+
 def test_batch_gives_one_tensor_per_sentence(extract, trained):
     sentences = ["turn right", "the play was long but good"]
     embs = extract.get_elmo_embeddings(trained.model, sentences, trained.word2idx)
-    assert isinstance(embs, list) and [e.shape for e in embs] == [(3, 2, 512), (3, 6, 512)]
+    assert isinstance(embs, list), f"a list of sentences should give a list, got {type(embs)}"
+    assert [tuple(e.shape) for e in embs] == [(3, 2, 512), (3, 6, 512)], (
+        "each sentence should get (3, its own number of words, 512), without padding rows"
+    )
 
 
 @given(st.data())
