@@ -1,0 +1,390 @@
+"""The mistakes catalogue: realistic learner mistakes, each caught by its own section's tests.
+
+    python -m course.mistakes               # every mistake; last line "<caught> of <total> ..."
+    python -m course.mistakes --section 4   # one section's mistakes
+    python -m course.mistakes --only forgot-zero-grad
+    python -m course.mistakes --list        # the catalogue, without running anything
+
+`mistakes/<module>.py` holds the mistakes of one section as `MISTAKES`. A mistake is a small
+variant of the reference: one or more `Edit`s of the code a learner writes (a marked block
+of a function in `solutions/<module>.py`), the concept it violates, and the section test
+that must catch it. To show that it is caught, the runner
+
+1. copies `solutions/` to a temporary folder and applies the edits there;
+2. runs the named test with `--impl <that folder>` (stopping at its first failing example)
+   and reads its outcome from `course.results`: caught means the test failed or errored;
+3. checks that no other section's tests can see the mistake: with the isolation harness
+   (`course.harness`), every other section's tests take this module from `solutions/`,
+   whose tests `make test-solutions` runs. `--all-sections` runs them all the same.
+
+Each mistake runs in a process forked from a parent that has imported torch and pytest once,
+two at a time by default. The exit status is 1 when any mistake is not caught or does not
+apply to the reference any more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .make_exercises import find_blocks
+from .registry import ROOT, SECTIONS, Section, find_section
+from .results import ERROR, FAILED
+
+CATALOGUE_DIR = ROOT / "mistakes"
+TESTS_DIR = ROOT / "tests" / "sections"
+CAUGHT = (FAILED, ERROR)
+TEST_TIMEOUT_S = 120  # a mistake that makes a test hang is reported, not waited for
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace `old` with `new` in the learner's code of `function` ("bilm_loss",
+    "BiLM.forward"), where `old` occurs exactly once. Without a newline, `old` is text within
+    a line; with one, it is whole lines, matched at any indentation, and `new` (whole lines
+    too, or "" to delete them) takes the indentation found."""
+
+    function: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One learner mistake: `id` (a slug), what the learner wrote, the concept it violates,
+    the test of its section that must fail, and the edits that make it."""
+
+    id: str
+    mistake: str
+    concept: str
+    caught_by: str
+    edits: tuple[Edit, ...]
+    section: Section | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "edits", tuple(self.edits))
+
+
+class CatalogueError(ValueError):
+    """A mistake that no longer applies to the reference, or a malformed catalogue file."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    mistake: Mistake
+    caught: bool
+    detail: str  # the failing test's message, or why the mistake counts as not caught
+    elsewhere: str = ""  # other sections' tests that failed (with --all-sections)
+
+
+# --- the catalogue ---------------------------------------------------------------------------
+
+
+def load_catalogue(directory: Path = CATALOGUE_DIR) -> list[Mistake]:
+    """Every mistake of `directory`, in section order; each file is named after a module."""
+    modules = {s.module: s for s in SECTIONS}
+    mistakes = []
+    for path in sorted(directory.glob("s*.py")):
+        section = modules.get(path.stem)
+        if section is None:
+            raise CatalogueError(f"{path}: not named after a section module ({', '.join(modules)})")
+        spec = importlib.util.spec_from_file_location(f"mistakes_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        mistakes += [_with_section(m, section) for m in module.MISTAKES]
+    ids = [m.id for m in mistakes]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise CatalogueError(f"mistake ids must be unique; repeated: {', '.join(repeated)}")
+    return sorted(mistakes, key=lambda m: m.section.number)
+
+
+def _with_section(mistake: Mistake, section: Section) -> Mistake:
+    return Mistake(mistake.id, mistake.mistake, mistake.concept, mistake.caught_by,
+                   mistake.edits, section)
+
+
+def apply_edits(source: str, mistake: Mistake, filename: str) -> str:
+    """`source` (a reference module) with the mistake's edits made in its marked blocks.
+
+    Raises:
+        CatalogueError: an edit's function has no marked block, its `old` text is not found
+            exactly once in them, or the result does not parse.
+    """
+    for edit in mistake.edits:
+        blocks = [b for b in find_blocks(source, filename) if b.function == edit.function]
+        if not blocks:
+            raise CatalogueError(f"{mistake.id}: {filename} has no marked code in {edit.function}")
+        lines = source.splitlines(keepends=True)
+        matches = [(b, m) for b in blocks for m in _matches(lines, b.begin, b.end - 1, edit)]
+        if len(matches) != 1:
+            raise CatalogueError(
+                f"{mistake.id}: expected the text to change once in {edit.function}'s code of "
+                f"{filename}, found it {len(matches)} times:\n{textwrap.indent(edit.old, '    ')}"
+            )
+        source = _replace(lines, *matches[0][1], edit)
+    try:
+        compile(source, filename, "exec")
+    except SyntaxError as err:
+        raise CatalogueError(f"{mistake.id}: the edited {filename} does not parse: {err}") from None
+    return source
+
+
+def _matches(lines: list[str], first: int, last: int, edit: Edit) -> list[tuple]:
+    """(line index, indentation or column) of each place `edit.old` occurs in lines
+    first..last (1-based, the markers excluded)."""
+    found = []
+    if "\n" not in edit.old:
+        for i in range(first, last):
+            start = lines[i].find(edit.old)
+            while start >= 0:
+                found.append((i, start))
+                start = lines[i].find(edit.old, start + 1)
+        return found
+    wanted, _ = _block_lines(edit)
+    for i in range(first, last - len(wanted) + 1):
+        head = lines[i].rstrip("\n")
+        indent = head[: len(head) - len(wanted[0])]
+        window = [line.rstrip("\n") for line in lines[i : i + len(wanted)]]
+        if not indent.strip() and window == [indent + w if w else "" for w in wanted]:
+            found.append((i, indent))
+    return found
+
+
+def _replace(lines: list[str], index: int, where: int | str, edit: Edit) -> str:
+    if isinstance(where, int):  # one line: `where` is the column
+        lines[index] = lines[index][:where] + edit.new + lines[index][where + len(edit.old):]
+        return "".join(lines)
+    old, new = _block_lines(edit)
+    lines[index : index + len(old)] = [(where + n if n else "") + "\n" for n in new]
+    return "".join(lines)
+
+
+def _block_lines(edit: Edit) -> tuple[list[str], list[str]]:
+    """The lines of `edit.old` and `edit.new`, both without `old`'s common indentation."""
+    old, new = (text.lstrip("\n").rstrip().splitlines() for text in (edit.old, edit.new))
+    margin = min((len(line) - len(line.lstrip()) for line in old if line.strip()), default=0)
+    if any(line[:margin].strip() for line in new):
+        raise CatalogueError(f"{edit.function}: the new lines are indented less than the old")
+    return [line[margin:] for line in old], [line[margin:] for line in new]
+
+
+# --- running the tests -----------------------------------------------------------------------
+# Every job runs in a process forked from the runner, which has imported torch and pytest once.
+# `course.harness` makes its scratch folder when it is imported, so the runner never imports
+# it itself: each job does, inside its own temporary folder, which is removed afterwards.
+
+
+def _harness():
+    from . import harness
+
+    return harness
+
+
+def make_copy(mistake: Mistake, directory: Path) -> Path:
+    """A copy of `solutions/` in `directory` with the mistake applied; its path."""
+    reference = _harness().REFERENCE_DIR
+    shutil.copytree(reference, directory, ignore=shutil.ignore_patterns("__pycache__"))
+    module = directory / f"{mistake.section.module}.py"
+    module.write_text(apply_edits(module.read_text(), mistake, f"solutions/{module.name}"))
+    return directory
+
+
+def seen_by_other_sections(mistake: Mistake, copy: Path) -> list[str]:
+    """The other sections whose tests would load the mistaken module from `copy`: none, as
+    long as the harness takes every section but the one under test from `solutions/`."""
+    harness = _harness()
+    reference = harness.REFERENCE_DIR / f"{mistake.section.module}.py"
+    return [f"section {s.number}" for s in SECTIONS
+            if s != mistake.section and harness.source_for(copy, s, mistake.section) != reference]
+
+
+def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool) -> list[dict]:
+    """pytest on `targets` against `impl`, its output discarded; the records of
+    `course.results`."""
+    import pytest
+
+    args = [*targets, "--impl", str(impl), "-p", "course.results", "--results-json",
+            str(results), "-q", "-p", "no:cacheprovider", f"--timeout={TEST_TIMEOUT_S}",
+            "-p", "no:unraisableexception",  # its gc.collect() after each run costs 0.5 s
+            "--rootdir", str(ROOT), *(["-x"] if stop_first else [])]
+    with open(os.devnull, "w") as quiet:
+        os.dup2(quiet.fileno(), 1)
+        os.dup2(quiet.fileno(), 2)
+        pytest.main(args)
+    return json.loads(results.read_text()) if results.exists() else []
+
+
+def _test_id(mistake: Mistake) -> str:
+    """The named test's pytest id: `tests/sections/test_s4_pretrain.py::test_...`."""
+    path = (TESTS_DIR / f"test_{mistake.section.module}.py").relative_to(ROOT)
+    return f"{path}::{mistake.caught_by}"
+
+
+def _without_parameters(record: dict) -> str:
+    return record["nodeid"].split("[")[0]
+
+
+def check(mistake: Mistake, scratch: Path, all_sections: bool = False) -> Outcome:
+    """Apply `mistake` to a copy of the reference in `scratch` and run the test that must
+    catch it (and, with `all_sections`, every other section's tests)."""
+    try:
+        copy = make_copy(mistake, scratch / "impl")
+    except CatalogueError as err:
+        return Outcome(mistake, False, f"does not apply: {err}")
+    seen_by = seen_by_other_sections(mistake, copy)
+    if seen_by:
+        return Outcome(mistake, False, f"the tests of {', '.join(seen_by)} would see it")
+    records = [r for r in _run_pytest([str(ROOT / _test_id(mistake))], copy,
+                                      scratch / "own.json", True)
+               if _without_parameters(r) == _test_id(mistake)]
+    failed = [r for r in records if r["status"] in CAUGHT]
+    if not failed:
+        found = sorted({r["status"] for r in records}) or "no such test"
+        return Outcome(mistake, False, f"{mistake.caught_by} did not fail: {found}")
+    elsewhere = ""
+    if all_sections:
+        others = [str(TESTS_DIR / f"test_{s.module}.py") for s in SECTIONS
+                  if s != mistake.section and (TESTS_DIR / f"test_{s.module}.py").exists()]
+        records = _run_pytest(others, copy, scratch / "others.json", False)
+        elsewhere = ", ".join(r["nodeid"] for r in records if r["status"] != "passed")
+    return Outcome(mistake, not elsewhere, f"{failed[0]['name']}: {_gist(failed[0]['message'])}",
+                   elsewhere)
+
+
+def _gist(message: str) -> str:
+    """The test's own words, without pytest's rendering of the assertion that follows them."""
+    said, _, _ = message.partition(" assert ")
+    return message if said in ("AssertionError:", "") else said
+
+
+def failing_on_the_reference(mistakes: list[Mistake], scratch: Path) -> dict[str, str]:
+    """{test id: message} of the named tests that do not pass on `solutions/` itself: the
+    control, without which a failure might not be the mistake's doing."""
+    tests = sorted({str(ROOT / _test_id(m)) for m in mistakes})
+    records = _run_pytest(tests, _harness().REFERENCE_DIR, scratch / "control.json", False)
+    return {_without_parameters(r): f"{r['status']}: {_gist(r['message'])}" for r in records
+            if r["status"] != "passed"}
+
+
+def _job(task: tuple) -> tuple:
+    """One job, in a fresh forked process: ("control", mistakes) or ("mistake", mistake)."""
+    kind, payload, all_sections, threads = task
+    import torch
+
+    torch.set_num_threads(threads)  # two jobs on two cores: one thread each, not two
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="elmo-mistake-") as scratch:
+        tempfile.tempdir = scratch  # where the harness makes its folder: removed with it
+        if "course.harness" in sys.modules:  # imported before the fork: a folder of its own
+            importlib.reload(sys.modules["course.harness"])
+        if kind == "control":
+            result = failing_on_the_reference(payload, Path(scratch))
+        else:
+            result = check(payload, Path(scratch), all_sections)
+    return result, time.perf_counter() - started
+
+
+def _warm_pretrained_cache() -> None:
+    """Train (or load) the reference biLM once, so that parallel jobs never train it twice."""
+    from .pretrained import pretrained
+
+    harness = _harness()
+    pretrained(harness.load_isolated(harness.REFERENCE_DIR, SECTIONS[-1]))
+
+
+def check_all(mistakes: list[Mistake], jobs: int, all_sections: bool = False):
+    """Yield the control ({test: message} of named tests failing on the reference), then each
+    mistake's `Outcome`, in order, each with its time in seconds; `jobs` at a time."""
+    import hypothesis  # noqa: F401  (imported here once, so that every forked job has them)
+    import pytest  # noqa: F401
+    import torch  # noqa: F401
+
+    context = multiprocessing.get_context("fork")
+    after_training = find_section("pretrain").number
+    if any(m.section.number > after_training for m in mistakes):  # their tests use `trained`
+        warm = context.Process(target=_warm_pretrained_cache)
+        warm.start()
+        warm.join()
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    tasks = [("control", mistakes, False, threads)]
+    tasks += [("mistake", m, all_sections, threads) for m in mistakes]
+    with context.Pool(jobs, maxtasksperchild=1) as pool:  # a fresh process for each job
+        yield from pool.imap(_job, tasks, chunksize=1)
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def describe(mistake: Mistake) -> str:
+    functions = ", ".join(dict.fromkeys(e.function for e in mistake.edits))
+    section = mistake.section
+    return (f"section {section.number} ({section.name}) {mistake.id}: {mistake.mistake} "
+            f"[{functions}]\n    concept:   {mistake.concept}")
+
+
+def report(outcome: Outcome, seconds: float) -> str:
+    verdict = "caught by" if outcome.caught else "NOT CAUGHT:"
+    text = f"{describe(outcome.mistake)}\n    {verdict} {outcome.detail} ({seconds:.1f} s)"
+    if outcome.elsewhere:
+        text += f"\n    and other sections' tests failed: {outcome.elsewhere}"
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.mistakes", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--section", help="only this section's mistakes (a number or a name)")
+    parser.add_argument("--only", metavar="ID", action="append", help="only this mistake")
+    parser.add_argument("--list", action="store_true", help="print the catalogue and stop")
+    parser.add_argument("--all-sections", action="store_true",
+                        help="also run every other section's tests against each mistake (slow)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="mistakes checked at once (default: 2, or 1 on one core)")
+    parser.add_argument("--catalogue", type=Path, default=CATALOGUE_DIR, metavar="DIR",
+                        help="the folder of mistakes/<module>.py files (default: mistakes/)")
+    args = parser.parse_args(argv)
+
+    mistakes = load_catalogue(args.catalogue)
+    if args.section:
+        mistakes = [m for m in mistakes if m.section == find_section(args.section)]
+    if args.only:
+        unknown = set(args.only) - {m.id for m in mistakes}
+        if unknown:
+            parser.error(f"no mistake {', '.join(sorted(unknown))}; see --list")
+        mistakes = [m for m in mistakes if m.id in args.only]
+    if args.list:
+        print("\n".join(describe(m) + f"\n    caught by: {m.caught_by}" for m in mistakes))
+        return 0
+
+    results = check_all(mistakes, max(1, args.jobs), args.all_sections)
+    failing, seconds = next(results)
+    tests = len({_test_id(m) for m in mistakes})
+    print(f"control: of the {tests} tests named below, {tests - len(failing)} pass on solutions/ "
+          f"({seconds:.1f} s){': not ' + ', '.join(failing) if failing else ''}")
+    caught = 0
+    for outcome, seconds in results:
+        test = _test_id(outcome.mistake)
+        if outcome.caught and test in failing:
+            outcome = Outcome(outcome.mistake, False,
+                              f"{test} fails on solutions/ as well, so it proves nothing: "
+                              f"{failing[test]}")
+        print(report(outcome, seconds), flush=True)
+        caught += outcome.caught
+    print(f"{caught} of {len(mistakes)} mistakes caught")
+    return 0 if caught == len(mistakes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""The mistakes catalogue: it applies to today's reference, it names real tests, and its
+runner tells a caught mistake from one that no test sees."""
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from course.mistakes import (
+    CatalogueError,
+    Edit,
+    Mistake,
+    apply_edits,
+    load_catalogue,
+)
+from course.registry import ROOT, SECTIONS, find_section
+
+CATALOGUE = load_catalogue()
+
+MODULE = '''\
+def loss(a, b):
+    """Doc."""
+    # BEGIN SOLUTION
+    total = a + b
+    if total > 0:
+        total = total * 2
+    return total
+    # END SOLUTION
+
+
+def given(a):
+    return a + b
+'''
+
+
+def mistake(*edits: Edit) -> Mistake:
+    return Mistake("m", "a mistake", "a concept", "test_x", edits, find_section(1))
+
+
+def test_the_catalogue_has_at_least_20_mistakes():
+    assert len(CATALOGUE) >= 20, f"the catalogue holds {len(CATALOGUE)} mistakes"
+
+
+def test_every_mistake_applies_to_the_reference():
+    for m in CATALOGUE:
+        path = ROOT / "solutions" / f"{m.section.module}.py"
+        source = path.read_text()
+        assert apply_edits(source, m, str(path)) != source, m.id
+
+
+def test_every_mistake_names_a_test_of_its_own_section():
+    for m in CATALOGUE:
+        path = ROOT / "tests" / "sections" / f"test_{m.section.module}.py"
+        names = {node.name for node in ast.parse(path.read_text()).body
+                 if isinstance(node, ast.FunctionDef)}
+        assert m.caught_by in names, f"{m.id}: {path.name} has no {m.caught_by}"
+
+
+def test_every_description_is_one_line():
+    for m in CATALOGUE:
+        assert "\n" not in m.mistake + m.concept and m.concept, m.id
+
+
+def test_catalogue_files_are_named_after_sections():
+    modules = {s.module for s in SECTIONS}
+    for path in (ROOT / "mistakes").glob("s*.py"):
+        assert path.stem in modules, path
+
+
+def test_a_one_line_edit_replaces_text_within_a_line():
+    edited = apply_edits(MODULE, mistake(Edit("loss", "a + b", "a - b")), "m.py")
+    assert "    total = a - b\n" in edited and "return a + b" in edited  # `given` is untouched
+
+
+def test_a_block_edit_keeps_relative_indentation_and_can_delete():
+    edit = Edit("loss", """
+        if total > 0:
+            total = total * 2
+    """, """
+        if total > 0:
+            total = total * 3
+            total += 1
+    """)
+    edited = apply_edits(MODULE, mistake(edit, Edit("loss", "return total\n", "")), "m.py")
+    assert "    if total > 0:\n        total = total * 3\n        total += 1\n" in edited
+    assert "return total" not in edited
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (Edit("loss", "a * b", "a"), "0 times"),
+    (Edit("loss", "total", "t"), "times"),  # ambiguous: several places
+    (Edit("given", "a + b", "a"), "no marked code"),  # given code is not the learner's
+    (Edit("loss", "if total > 0:", "if total > 0"), "does not parse"),
+])
+def test_an_edit_that_does_not_apply_is_an_error(edit, problem):
+    with pytest.raises(CatalogueError, match=problem):
+        apply_edits(MODULE, mistake(edit), "m.py")
+
+
+def test_the_runner_reports_a_mistake_that_no_test_catches(tmp_path):
+    """Two mistakes of section 2: one its test catches, and one that changes nothing the
+    test can see (an equivalent rewrite), which must count as not caught."""
+    (tmp_path / "s2_corpus.py").write_text(textwrap.dedent('''
+        from course.mistakes import Edit, Mistake
+
+        TEST = "test_special_tokens_have_fixed_indices"
+        NUMBERING = "[*SPECIAL_TOKENS, *words]"
+        MISTAKES = [
+            Mistake("specials-last", "specials last", "fixed indices", TEST,
+                    [Edit("build_vocab", NUMBERING, "[*words, *SPECIAL_TOKENS]")]),
+            Mistake("same-thing", "an equivalent rewrite", "nothing", TEST,
+                    [Edit("build_vocab", NUMBERING, "[*SPECIAL_TOKENS] + words")]),
+        ]
+    '''))
+    run = subprocess.run([sys.executable, "-m", "course.mistakes", "--catalogue", str(tmp_path)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    lines = run.stdout.strip().splitlines()
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert lines[-1] == "1 of 2 mistakes caught", run.stdout
+    assert "caught by test_special_tokens_have_fixed_indices" in run.stdout
+    assert "NOT CAUGHT: test_special_tokens_have_fixed_indices did not fail" in run.stdout
+
+
+def test_a_catalogue_file_named_after_no_section_is_an_error(tmp_path):
+    (tmp_path / "s9_nothing.py").write_text("MISTAKES = []\n")
+    with pytest.raises(CatalogueError, match="not named after a section"):
+        load_catalogue(Path(tmp_path))
