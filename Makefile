@@ -77,3 +77,9 @@ run-notebooks: $(STAMP) ## run every notebook headless on ELMO_IMPL (default exe
 # --- benchmarks --------------------------------------------------------------------------
 
 # --- mistakes catalogue and mutation testing ---------------------------------------------
+.PHONY: mistakes
+
+mistakes: $(STAMP) ## show that each catalogued learner mistake fails its own section's tests
+	$(PY) -m course.mistakes $(SECTION_ARG)
+
+check: mistakes
