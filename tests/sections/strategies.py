@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 #: words as `tokenize` returns them: lower-case letters
 plain_words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=7)
@@ -39,3 +41,34 @@ def id_batches(vocab_size: int, max_batch: int = 5, max_len: int = 9, min_len: i
 
 #: words no corpus could contain: made only of rare letters, 3+ long
 unknown_words = st.text(alphabet="qxzj", min_size=3, max_size=8)
+
+
+def _magnitudes_with_sign(low: float, high: float) -> st.SearchStrategy[float]:
+    """Floats with low <= |x| <= high, either sign: never zero, never subnormal."""
+    magnitudes = st.floats(min_value=low, max_value=high, width=32)
+    return st.tuples(magnitudes, st.booleans()).map(lambda m: -m[0] if m[1] else m[0])
+
+
+@st.composite
+def vector_pairs(draw, max_dim: int = 8, max_batch_dims: int = 2):
+    """Two float32 arrays a, b of one shape (..., D), D >= 1, with no zero component, so
+    every vector is non-zero; (D,) alone is two plain vectors."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=max_batch_dims + 1, max_side=max_dim))
+    elements = _magnitudes_with_sign(1 / 64, 1024)  # exact in float32
+    return tuple(draw(hnp.arrays(np.float32, shape, elements=elements)) for _ in range(2))
+
+
+#: positive factors for scale invariance
+positive_scales = st.floats(min_value=1e-2, max_value=1e2)
+
+
+@st.composite
+def layer_stacks(draw, max_layers: int = 5, max_batch_dims: int = 2, max_side: int = 4):
+    """(layers, scalars): a float32 array (L, ..., D) of L layers, 1 <= L <= max_layers, and
+    L pre-softmax scalars in [-4, 4]."""
+    num_layers = draw(st.integers(1, max_layers))
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=max_batch_dims + 1, max_side=max_side))
+    layers = draw(hnp.arrays(np.float32, (num_layers, *shape),
+                             elements=st.floats(-10, 10, width=32)))
+    scalars = draw(st.lists(st.floats(-4, 4), min_size=num_layers, max_size=num_layers))
+    return layers, scalars
