@@ -258,7 +258,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if not reports:
         return
     terminalreporter.write_sep("=", "not implemented yet")
-    for stub in sorted({r.stub for r in reports}):
+    stubs = sorted({r.stub for r in reports})
+    width = max(len(f"{path}:{line}") for path, line, _ in stubs)
+    for stub in stubs:
         seen_by = [r.stub_seen_by for r in reports if r.stub == stub]
         count = f"{len(seen_by)} test{'s' * (len(seen_by) > 1)}"
         match = STUB_MESSAGE.search(stub[2])
@@ -267,7 +269,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
         if owner and others:
             count += (f"; the tests of section {', '.join(map(str, others))} need it: "
                       f"finish section {owner} first")
-        terminalreporter.write_line(f"{f'{stub[0]}:{stub[1]}':28} {stub[2]} ({count})")
+        terminalreporter.write_line(f"{f'{stub[0]}:{stub[1]}':{width}}  {stub[2]} ({count})")
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left, right) -> list[str] | None:
