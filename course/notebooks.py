@@ -224,7 +224,8 @@ def _shown(path: Path) -> str:
 @dataclass(frozen=True)
 class Outcome:
     """One execution: `error_cell` is the index of the cell that failed (None: none did),
-    `error` its exception as "Name: message", `traceback` the kernel's traceback."""
+    `error` its exception as "Name: message", `traceback` what that cell printed and the
+    kernel's traceback."""
 
     notebook: str
     impl: str
@@ -256,11 +257,13 @@ async def _execute(path: Path, impl: str, slots: asyncio.Semaphore) -> Outcome:
         start = time.perf_counter()
         try:
             await client.async_execute(env=KERNEL_ENV)
-        except CellExecutionError as err:
-            error = next(o for o in notebook.cells[current["cell"]].outputs
-                         if o.output_type == "error")
+        except CellExecutionError:
+            outputs = notebook.cells[current["cell"]].outputs
+            error = next(o for o in outputs if o.output_type == "error")
+            printed = "".join(o.text for o in outputs if o.output_type == "stream")
+            report = _TERMINAL_COLOURS.sub("", printed + "\n".join(error.traceback))
             return Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
-                           f"{error.ename}: {error.evalue}", _TERMINAL_COLOURS.sub("", str(err)))
+                           f"{error.ename}: {error.evalue}", report)
         except Exception as err:  # a cell ran out of time, or the kernel died
             return Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
                            f"{type(err).__name__}: {err}")
