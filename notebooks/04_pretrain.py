@@ -75,8 +75,9 @@ history = pretrain.train_bilm(model, corpus.CORPUS, word2idx, pretrain.DEFAULT_R
 # word after it stays uncertain however long the biLM trains.
 
 # %%
+losses = [float(loss), *history]  # epoch 0: before training
 figure, axes = plt.subplots(figsize=(7, 4))
-axes.plot(range(1, len(history) + 1), history, marker=".")
+axes.plot(range(len(losses)), losses, marker=".")
 axes.axhline(2 * math.log(len(word2idx)), color="grey", linestyle="--", label="2 ln V: guessing")
 axes.set_xlabel("epoch")
 axes.set_ylabel("forward CE + backward CE")

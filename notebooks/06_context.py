@@ -31,6 +31,7 @@ IMPL = "exercises"  # your code; "solutions" runs the reference implementation i
 # %%
 import torch
 from IPython.display import display
+from matplotlib_inline.backend_inline import set_matplotlib_formats
 
 from course.harness import load_isolated, module_of
 from course.notebooks import run_checks
@@ -41,6 +42,7 @@ SECTION = find_section("context")
 package = load_isolated(IMPL, SECTION)
 context = module_of(package, SECTION)
 trained = pretrained(package)
+set_matplotlib_formats("png")  # the section draws without pyplot: show its figures as images
 
 # %% [markdown]
 # ## Cosine similarity

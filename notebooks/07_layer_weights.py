@@ -32,6 +32,7 @@ IMPL = "exercises"  # your code; "solutions" runs the reference implementation i
 # %%
 import torch
 from IPython.display import display
+from matplotlib_inline.backend_inline import set_matplotlib_formats
 
 from course.harness import load_isolated, module_of
 from course.notebooks import run_checks
@@ -43,6 +44,7 @@ package = load_isolated(IMPL, SECTION)
 layer_weights = module_of(package, SECTION)
 corpus = module_of(package, find_section("corpus"))
 trained = pretrained(package)
+set_matplotlib_formats("png")  # the section draws without pyplot: show its figures as images
 
 # %% [markdown]
 # ## The mix on three constant layers
