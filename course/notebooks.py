@@ -9,7 +9,7 @@ Sources. `notebooks/03_bilm.py` builds `notebooks/03_bilm.ipynb`: one notebook p
 named as in the registry, and `00_overview`. A source is Python in the "percent" format
 that editors know: each cell starts with a line `# %%` (code) or `# %% [markdown]` (prose,
 every line a comment), optionally with tags, `# %% tags=["parameters"]`. Built notebooks
-carry no outputs, so the committed `.ipynb` diff only when their source does.
+carry no outputs, so a committed `.ipynb` changes only when its source does.
 
 Two tags mean something here:
 
@@ -98,9 +98,7 @@ def parse_cells(text: str, filename: str = "<source>") -> list[nbformat.Notebook
     cells: list[nbformat.NotebookNode] = []
     body: list[str] = []
 
-    def close() -> None:
-        while body and not body[-1].strip():
-            body.pop()
+    def close() -> None:  # the blank lines around a cell belong to no cell
         if cells:
             cells[-1].source = "\n".join(body).strip("\n")
         body.clear()
@@ -326,7 +324,8 @@ def run_checks(impl: str | Path, section: str | int) -> None:
 
 
 def stubs_left(impl: str | Path, section: Section) -> list[str]:
-    """The functions of `section` in `impl` that still raise the stub's NotImplementedError."""
+    """The functions of `section` in `impl` that still raise the stub's NotImplementedError,
+    or one note saying that `impl` has no module for the section."""
     path = Path(impl) / f"{section.module}.py"
     if not path.exists():
         return [f"({path} is missing)"]
