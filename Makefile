@@ -77,9 +77,15 @@ run-notebooks: $(STAMP) ## run every notebook headless on ELMO_IMPL (default exe
 # --- benchmarks --------------------------------------------------------------------------
 
 # --- mistakes catalogue and mutation testing ---------------------------------------------
-.PHONY: mistakes
+.PHONY: mistakes mutation
+MUTATION_JOBS ?= 2
 
 mistakes: $(STAMP) ## show that each catalogued learner mistake fails its own section's tests
 	$(PY) -m course.mistakes $(SECTION_ARG)
 
 check: mistakes
+
+# mutmut keeps its results in mutants/, so a second run only tests what changed since.
+mutation: $(STAMP) ## mutation-test solutions/ with mutmut (slow) and update MUTATION.md
+	.venv/bin/mutmut run --max-children $(MUTATION_JOBS)
+	$(PY) -m course.mutation
