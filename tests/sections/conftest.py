@@ -154,9 +154,10 @@ _SUBEXPRESSION = re.compile(r"\s*\+\s+(where|and) ")
 
 
 def _readable(text: str, fixtures: list[str]) -> str:
-    """`text` without what buries the message: the fixtures among hypothesis's arguments of
-    a failing example (a whole model's repr), and pytest's long reprs of tensors and of
-    functions in the sub-expressions of an assertion."""
+    """`text` without what buries the message: hypothesis's own frame (the test's `def`
+    line), the fixtures among the arguments of its failing example (a whole model's repr),
+    pytest's long reprs of tensors and functions in an assertion's sub-expressions, and its
+    advice to rerun with -v."""
     lines, in_example, skipping = [], False, False
     for line in text.splitlines():
         content = line[4:] if line.startswith("E   ") else line
@@ -166,8 +167,12 @@ def _readable(text: str, fixtures: list[str]) -> str:
             in_example = skipping = False
         elif in_example and (argument := _ARGUMENT.match(content)):
             skipping = argument[1] in fixtures
-        if skipping or (_SUBEXPRESSION.match(content) and (
-                len(content) > 160 or " object at 0x" in content)):
+        if skipping or content.strip() == "Use -v to get more diff" or (
+                _SUBEXPRESSION.match(content)
+                and (len(content) > 160 or " object at 0x" in content)):
+            continue
+        if lines and set(line.strip()) == {"^"} and lines[-1].lstrip().startswith("def test_"):
+            del lines[-2:]  # the frame of the test's `def` line: hypothesis calling it
             continue
         lines.append(line)
     return "\n".join(lines)
@@ -196,7 +201,9 @@ def _is_ours(filename: str, names: dict[str, str]) -> bool:
 
 
 def _short_traceback(error: BaseException, names: dict[str, str]) -> str:
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if _is_ours(f.filename, names)]
+    # Not the frame of a test's `def` line either: that is hypothesis calling the test.
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if _is_ours(f.filename, names) and not (f.line or "").startswith("def ")]
     lines = [f"{f.filename}:{f.lineno}: in {f.name}\n    {f.line}" for f in frames]
     if error.__cause__ is not None:
         lines.append(f"E   (raised from {type(error.__cause__).__name__}: {error.__cause__})")
