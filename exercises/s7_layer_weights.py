@@ -43,7 +43,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .s1_setup import set_seed
-from .s2_corpus import SENSE_LABELS, tokenize
+from .s2_corpus import CORPUS, SENSE_LABELS, tokenize
 from .s3_bilm import BiLM
 from .s5_extract import get_elmo_embeddings
 
@@ -168,9 +168,8 @@ class LayerWeightDemo(nn.Module):
         self,
         layers: torch.Tensor,
         labels: torch.Tensor,
-        epochs: int = 150,
-        lr: float = 0.01,
-        weight_decay: float = 0.0,
+        epochs: int = 100,
+        lr: float = 0.05,
     ) -> list[float]:
         """Train the mix and the classifier together, full batch, with Adam on cross-entropy.
 
@@ -179,7 +178,6 @@ class LayerWeightDemo(nn.Module):
             labels: (N,) LongTensor of class indices.
             epochs: full-batch steps.
             lr: Adam's learning rate, for the scalars, gamma and the classifier alike.
-            weight_decay: L2 penalty on the classifier's weights.
 
         Returns:
             the training loss before each step: a list of `epochs` floats.
@@ -196,6 +194,7 @@ class ProbeTask(NamedTuple):
     """A labelled toy task on frozen embeddings.
 
     name:     what the task is, for tables and figures.
+    tokens:   the N labelled words, in order.
     layers:   (L, N, D) the embeddings of the N labelled tokens, every layer.
     labels:   (N,) class index of each token.
     classes:  class names, indexed by label.
@@ -203,6 +202,7 @@ class ProbeTask(NamedTuple):
     """
 
     name: str
+    tokens: tuple[str, ...]
     layers: torch.Tensor
     labels: torch.Tensor
     classes: tuple[str, ...]
@@ -217,7 +217,9 @@ def _embed_tokens(
     return torch.stack([e[:, p].cpu() for e, p in zip(embeddings, positions, strict=True)], 1)
 
 
-def word_class_task(model: BiLM, word2idx: dict[str, int], corpus: Sequence[str]) -> ProbeTask:
+def word_class_task(
+    model: BiLM, word2idx: dict[str, int], corpus: Sequence[str] = CORPUS
+) -> ProbeTask:
     """Syntax-like: the class of every token of `corpus` listed in `WORD_CLASSES`.
 
     Folds split word *types*: within each class, the sorted types go round-robin to the
@@ -229,16 +231,17 @@ def word_class_task(model: BiLM, word2idx: dict[str, int], corpus: Sequence[str]
     class_of = {w: c for c, words in WORD_CLASSES.items() for w in words}
     fold_of = {w: k % NUM_FOLDS for words in WORD_CLASSES.values()
                for k, w in enumerate(sorted(words))}
-    sentences, positions, labels, folds = [], [], [], []
+    sentences, positions, tokens = [], [], []
     for sentence in corpus:
         for position, word in enumerate(tokenize(sentence)):
             if word in class_of:
                 sentences.append(sentence)
                 positions.append(position)
-                labels.append(classes.index(class_of[word]))
-                folds.append(fold_of[word])
-    return ProbeTask("word class", _embed_tokens(model, word2idx, sentences, positions),
-                     torch.tensor(labels), classes, torch.tensor(folds))
+                tokens.append(word)
+    labels = torch.tensor([classes.index(class_of[word]) for word in tokens])
+    folds = torch.tensor([fold_of[word] for word in tokens])
+    return ProbeTask("word class", tuple(tokens),
+                     _embed_tokens(model, word2idx, sentences, positions), labels, classes, folds)
 
 
 def sense_task(
@@ -260,7 +263,8 @@ def sense_task(
         seen[name] = seen.get(name, 0) + 1
     sentences = [sentence for sentence, _, _ in labels]
     positions = [tokenize(sentence).index(word) for sentence, word, _ in labels]
-    return ProbeTask("word sense", _embed_tokens(model, word2idx, sentences, positions),
+    return ProbeTask("word sense", tuple(word for _, word, _ in labels),
+                     _embed_tokens(model, word2idx, sentences, positions),
                      torch.tensor(targets), classes, torch.tensor(folds))
 
 
@@ -336,6 +340,7 @@ def plot_layer_weights(
     probes = np.array([[r.layer_accuracy.numpy() for r in seed] for seed in results])
     figure = Figure(figsize=(11, 4.5), layout="constrained")
     weight_ax, probe_ax = figure.subplots(1, 2)
+    weight_ax.axhline(1 / weights.shape[-1], color="grey", linestyle=":", label="uniform")
     layers = np.arange(weights.shape[-1])
     width = 0.8 / len(names)
     for t, name in enumerate(names):
@@ -354,7 +359,6 @@ def plot_layer_weights(
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title} (mean ± 1 sd over {len(results)} seeds)")
         ax.legend()
-    weight_ax.axhline(1 / len(layers), color="grey", linestyle=":", label="uniform")
     probe_ax.set_ylim(0, 1)
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
