@@ -255,11 +255,13 @@ def test_a_stub_keeps_the_signature_that_parity_compares():
 
 # --- soundness and isolation: the section tests run as a learner runs them -----------------
 
-def run_section_tests(impl: Path, results: Path, *options: str) -> subprocess.CompletedProcess:
+def run_section_tests(impl: Path, results: Path, sections=SECTIONS) -> subprocess.CompletedProcess:
+    """The tests of `sections` against `impl`, as a learner runs them."""
     env = {k: v for k, v in os.environ.items() if k not in ("SECTION", "ELMO_IMPL",
                                                             "HYPOTHESIS_PROFILE")}
+    files = [f"tests/sections/test_{section.module}.py" for section in sections]
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl), *options,
+        [sys.executable, "-m", "pytest", *files, "--impl", str(impl),
          "-p", "course.results", "--results-json", str(results)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
@@ -323,31 +325,32 @@ def test_every_section_scores_full_marks_on_the_reference(tmp_path):
 
 @pytest.fixture(scope="module")
 def one_section_done(tmp_path_factory):
-    """The exercises with solutions' section 2 copied in, a syntax error in section 1 and a
-    function deleted from section 3: the submission, and its results."""
+    """The exercises with solutions' section 1 copied in, a syntax error in section 2 and a
+    function deleted from section 3: the submission, and the results of sections 1-4 on it.
+    (Section 4's tests use sections 1-3; those of sections 5-7 meet only their own stub,
+    as `test_with_one_solution_module_copied_...` shows, which scores 0 on the pristine run.)"""
     impl = tmp_path_factory.mktemp("submission") / "impl"
     shutil.copytree(ROOT / "exercises", impl)
-    shutil.copy(ROOT / "solutions" / "s2_corpus.py", impl)
-    with (impl / "s1_setup.py").open("a") as f:
+    shutil.copy(ROOT / "solutions" / "s1_setup.py", impl)
+    with (impl / "s2_corpus.py").open("a") as f:
         f.write("\ndef unfinished(:\n")
     bilm = (impl / "s3_bilm.py").read_text()
     start = bilm.index("def reverse_within_lengths")
     (impl / "s3_bilm.py").write_text(bilm[:start] + bilm[bilm.index("class BiLM(", start):])
     results = impl.parent / "results.json"
-    return impl, run_section_tests(impl, results), results
+    return impl, run_section_tests(impl, results, SECTIONS[:4]), results
 
 
 def test_copying_one_solution_module_makes_exactly_that_section_pass(one_section_done):
     impl, run, results = one_section_done
     statuses = statuses_by_section(results)
-    assert set(statuses[2]) == {PASSED}, run.stdout[-3000:]
-    assert set(statuses[1]) == {"error"} and "s1_setup.py:" in run.stdout
+    assert set(statuses[1]) == {PASSED}, run.stdout[-3000:]
+    assert set(statuses[2]) == {"error"} and "s2_corpus.py:" in run.stdout
     assert PASSED not in statuses[3] and "error" in statuses[3], statuses[3]
-    for number in range(4, len(SECTIONS) + 1):
-        assert set(statuses[number]) == {NOT_IMPLEMENTED}, (
-            f"section {number}'s tests should see only its own stub, not the syntax error "
-            f"of section 1 nor the missing function of section 3: {statuses[number]}")
-    assert str(impl / "s1_setup.py") in run.stdout, "the learner's path, not the copy's"
+    assert set(statuses[4]) == {NOT_IMPLEMENTED}, (
+        "section 4's tests should see only its own stub, not the syntax error of section 2 "
+        f"nor the missing function of section 3: {statuses[4]}")
+    assert str(impl / "s2_corpus.py") in run.stdout, "the learner's path, not the copy's"
     assert "elmo_under_test" not in run.stdout and "elmo-under-test" not in run.stdout
 
 
@@ -356,11 +359,11 @@ def test_make_test_for_the_finished_section_exits_zero_and_shows_progress(one_se
     env = {k: v for k, v in os.environ.items() if k not in ("SECTION", "MAKEFLAGS")}
     # -o: never reinstall .venv from here, even if pyproject.toml is newer than the install
     run = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "test",
-                          "SECTION=corpus", f"ELMO_IMPL={impl}",
+                          "SECTION=setup", f"ELMO_IMPL={impl}",
                           f"RESULTS={results.with_name('one.json')}"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert " 2 corpus" in run.stdout and "done" in run.stdout
+    assert " 1 setup" in run.stdout and "done" in run.stdout
     assert "Every section that ran passes" in run.stdout
 
 
