@@ -44,7 +44,7 @@ exercises: $(STAMP) ## regenerate exercises/ from solutions/ (keeps your work; F
 	$(PY) -m course.make_exercises $(if $(FORCE),--force)
 
 test: $(STAMP) ## run the tests against exercises/, then show your progress (SECTION= for one)
-	@$(LEARNER_TESTS); status=$$?; $(PROGRESS); exit $$status
+	@$(LEARNER_TESTS); status=$$?; [ $$status -gt 1 ] || $(PROGRESS); exit $$status
 
 grade: $(STAMP) ## your progress per section, without the tests' output (SECTION= for one)
 	@mkdir -p build; $(LEARNER_TESTS) > build/test-output.txt 2>&1; status=$$?; \
