@@ -23,7 +23,7 @@ The builder puts one cell of its own right after the parameters cell: Jupyter st
 kernel in `notebooks/`, and the course runs from the repository root (`course`, `exercises`,
 `solutions` and `tests` import from there).
 
-The notebooks call `run_checks` (a section's tests, in the kernel, with the tests' messages)
+The notebooks call `run_checks` (a section's tests, with the tests' report and messages)
 and the overview calls `stubs_left`; both are defined at the end of this module.
 """
 
@@ -31,17 +31,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import codecs
 import copy
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from traitlets.config import Config
@@ -308,19 +309,28 @@ def problems(outcome: Outcome, stubs: bool, directory: Path = NOTEBOOKS_DIR) -> 
 
 
 def run_checks(impl: str | Path, section: str | int) -> None:
-    """Run one section's tests on `impl` in this process, with the tests' report and
-    messages, as `make test SECTION=<section>` does.
+    """Run one section's tests on `impl` as `make test SECTION=<section>` does, printing
+    their report as it comes.
+
+    The tests run in a process of their own: hypothesis draws some examples from constants
+    it finds in the modules already imported, so in the kernel they would see other examples
+    than `make test` does.
 
     Raises:
         AssertionError: a test failed, or there was none to run.
     """
     chosen = find_section(section)
-    exit_code = pytest.main([str(ROOT / "tests" / "sections"), "--impl", str(impl),
-                             "--section", chosen.name])
-    if exit_code != pytest.ExitCode.OK:
+    command = [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
+               "--section", chosen.name, "--color=yes"]
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT) as tests:
+        for chunk in iter(lambda: tests.stdout.read1(4096), b""):
+            print(decoder.decode(chunk), end="", flush=True)
+    if tests.returncode != 0:
         raise AssertionError(f"section {chosen.number} ({chosen.name}) does not pass its checks "
-                             f"yet (pytest: {pytest.ExitCode(exit_code).name}); the report "
-                             "above says which and why")
+                             f"yet (pytest exit status {tests.returncode}); the report above "
+                             "says which and why")
 
 
 def stubs_left(impl: str | Path, section: Section) -> list[str]:
