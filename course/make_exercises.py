@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
+import io
 import json
 import re
 import sys
@@ -155,6 +156,12 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
+def _physical_lines(source: str) -> list[str]:
+    """The lines as Python numbers them, ends kept (str.splitlines also splits at form
+    feeds and other separators, and would shift the line numbers)."""
+    return io.StringIO(source, newline="").readlines()
+
+
 def find_blocks(source: str, filename: str = "<source>") -> list[Block]:
     """The marked blocks of a module, checked: whole-line markers, balanced, not nested,
     each enclosing whole statements of one function's body, after its docstring.
@@ -162,7 +169,7 @@ def find_blocks(source: str, filename: str = "<source>") -> list[Block]:
     Raises:
         MarkerError: naming the file, the line and what is wrong.
     """
-    lines = source.splitlines()
+    lines = [line.rstrip("\r\n") for line in _physical_lines(source)]
     spans = _marker_spans(lines, filename)
     statements = _placed_statements(ast.parse(source, filename))
     blocks = []
@@ -207,7 +214,7 @@ def stub_module(source: str, section: Section, filename: str = "<source>") -> st
     blocks = find_blocks(source, filename)
     if not blocks:
         raise MarkerError(f"{filename}: no {BEGIN!r} block, so nothing for a learner to write")
-    lines = source.splitlines(keepends=True)
+    lines = _physical_lines(source)
     for block in reversed(blocks):
         marker = lines[block.begin - 1]
         newline = marker[len(marker.rstrip("\r\n")):] or "\n"

@@ -97,6 +97,13 @@ def test_windows_line_endings_are_kept():
     assert exercise.endswith('not implemented yet")\r\n')
 
 
+def test_a_form_feed_does_not_shift_the_lines():
+    exercise = gen.stub_module('def f():\n    """One\x0cpage."""\n    # BEGIN SOLUTION\n'
+                               '    return 1\n    # END SOLUTION\n', BILM)
+    assert exercise.endswith('    """One\x0cpage."""\n    raise NotImplementedError("section 3 '
+                             '(bilm): f is not implemented yet")\n')
+
+
 @pytest.mark.parametrize("body, complaint", [
     ("    x = 1  # BEGIN SOLUTION\n    # END SOLUTION\n", "whole line"),
     ("    # begin solution\n    x = 1\n    # END SOLUTION\n", "whole line"),
