@@ -343,9 +343,9 @@ def plot_layer_weights(
     weight_ax.axhline(1 / weights.shape[-1], color="grey", linestyle=":", label="uniform")
     layers = np.arange(weights.shape[-1])
     width = 0.8 / len(names)
+    spread = len(results) > 1
     for t, name in enumerate(names):
         offset = (t - (len(names) - 1) / 2) * width
-        spread = len(results) > 1
         weight_ax.bar(layers + offset, weights[:, t].mean(0), width, label=name, capsize=4,
                       yerr=weights[:, t].std(0, ddof=1) if spread else None)
         probe_ax.bar(layers + offset, probes[:, t].mean(0), width, label=name, capsize=4,
