@@ -57,6 +57,12 @@ check-exercises: $(STAMP) test-solutions
 check: check-exercises
 
 # --- analysis sections: make demo -------------------------------------------------------
+# Sections 6-7 are tested by test-solutions; the demo is too slow for make check (a minute+).
+.PHONY: demo
+DEMO_SEEDS ?= 5
+
+demo: $(STAMP) ## the seed notebook end to end on solutions/: tables, figures in build/demo
+	$(PY) -m course.demo --seeds $(DEMO_SEEDS)
 
 # --- instructors: grading, release, autograder ------------------------------------------
 

@@ -396,11 +396,12 @@ def plot_layer_weights(
     probes = np.array([[r.layer_accuracy.numpy() for r in seed] for seed in results])
     figure = Figure(figsize=(11, 4.5), layout="constrained")
     weight_ax, probe_ax = figure.subplots(1, 2)
+    weight_ax.axhline(1 / weights.shape[-1], color="grey", linestyle=":", label="uniform")
     layers = np.arange(weights.shape[-1])
     width = 0.8 / len(names)
+    spread = len(results) > 1
     for t, name in enumerate(names):
         offset = (t - (len(names) - 1) / 2) * width
-        spread = len(results) > 1
         weight_ax.bar(layers + offset, weights[:, t].mean(0), width, label=name, capsize=4,
                       yerr=weights[:, t].std(0, ddof=1) if spread else None)
         probe_ax.bar(layers + offset, probes[:, t].mean(0), width, label=name, capsize=4,
@@ -414,7 +415,6 @@ def plot_layer_weights(
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title} (mean ± 1 sd over {len(results)} seeds)")
         ax.legend()
-    weight_ax.axhline(1 / len(layers), color="grey", linestyle=":", label="uniform")
     probe_ax.set_ylim(0, 1)
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -194,8 +194,13 @@ def test_bad_labels_are_a_clear_error(context, trained, labels, match):
 # --- the figure ------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def figure(context, comparison):
-    return context.plot_context_comparison(comparison)
+def figure_path(tmp_path_factory):
+    return tmp_path_factory.mktemp("figures") / "new folder" / "context.png"
+
+
+@pytest.fixture(scope="module")
+def figure(context, comparison, figure_path):
+    return context.plot_context_comparison(comparison, figure_path)
 
 
 def plotted_axes(figure):
@@ -239,9 +244,7 @@ def test_bars_are_the_mean_similarity_of_each_sense_group(figure, comparison):
     assert bars.get_xlabel() and bars.get_ylabel() and bars.get_title()
 
 
-def test_saves_the_figure_when_given_a_path(context, comparison, tmp_path):
-    path = tmp_path / "figures" / "context.png"
-    context.plot_context_comparison(comparison, path)
-    assert path.exists() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", (
-        f"expected a PNG at {path}, creating its folder"
+def test_saves_the_figure_when_given_a_path(figure, figure_path):
+    assert figure_path.exists() and figure_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", (
+        f"expected a PNG at {figure_path}, creating its folder"
     )
