@@ -201,25 +201,6 @@ def learned(layer_weights, tasks):
     return dict(zip(("word class", "word sense"), weights, strict=True))
 
 
-def test_word_class_task_holds_out_whole_word_types(tasks, layer_weights):
-    task = tasks[0]
-    assert task.layers.shape[0] == 3 and task.layers.shape[1:] == (len(task.tokens), 512)
-    assert set(task.classes) == set(layer_weights.WORD_CLASSES)
-    for fold in range(layer_weights.NUM_FOLDS):
-        held_out = {w for w, f in zip(task.tokens, task.folds.tolist(), strict=True) if f == fold}
-        seen = {w for w, f in zip(task.tokens, task.folds.tolist(), strict=True) if f != fold}
-        assert held_out and not held_out & seen, f"fold {fold} shares types {held_out & seen}"
-        assert set(task.labels[task.folds != fold].tolist()) == set(range(len(task.classes)))
-
-
-def test_sense_task_holds_out_one_sentence_of_every_sense(tasks, layer_weights):
-    task = tasks[1]
-    assert task.layers.shape == (3, 32, 512) and len(task.classes) == 8
-    for fold in range(layer_weights.NUM_FOLDS):
-        labels = sorted(task.labels[task.folds == fold].tolist())
-        assert labels == list(range(8)), f"fold {fold} holds senses {labels}"
-
-
 def test_layer_0_cannot_tell_senses_apart(layer_weights, tasks):
     accuracy, _ = layer_weights.cross_validate(tasks[1], layers=[0], seed=0)
     assert accuracy <= 0.5, (
