@@ -51,14 +51,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--visibility", choices=VISIBILITIES, default="visible",
                    help="Gradescope visibility of the tests (default: visible)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="sections graded at once")
-    p.add_argument("--test-timeout", type=float, default=60, metavar="S",
-                   help="seconds one test may take (default 60)")
-    p.add_argument("--section-timeout", type=float, default=600, metavar="S",
-                   help="seconds one section's run may take, wall clock (default 600)")
-    p.add_argument("--memory-mb", type=int, default=4096, metavar="MB",
-                   help="address space of one run (default 4096)")
-    p.add_argument("--output-mb", type=int, default=64, metavar="MB",
-                   help="largest file (its output included) one run may write (default 64)")
+    p.add_argument("--test-timeout", type=float, default=Limits.test_timeout_s, metavar="S",
+                   help="seconds one test may take (default %(default)g)")
+    p.add_argument("--section-timeout", type=float, default=Limits.section_timeout_s,
+                   metavar="S", help="seconds one section's run may take, wall clock "
+                   "(default %(default)g)")
+    p.add_argument("--memory-mb", type=int, default=Limits.memory_mb, metavar="MB",
+                   help="address space of one run (default %(default)s)")
+    p.add_argument("--output-mb", type=int, default=Limits.output_mb, metavar="MB",
+                   help="largest file (its output included) one run may write "
+                   "(default %(default)s)")
     p.add_argument("--work-dir", type=Path, default=DEFAULT_WORK_DIR, metavar="DIR",
                    help="stored results, the trusted cache, the runs (default build/grading)")
     p.add_argument("--fresh", action="store_true", help="regrade even what is stored")
@@ -117,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         bar.close()
+        if done:
+            print(table(done, sections))
         print(f"\ninterrupted: {len(done)} of {len(submissions)} submissions graded and kept "
               f"in {args.work_dir / 'results'}; run the same command again to resume.",
               file=sys.stderr)

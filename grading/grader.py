@@ -20,11 +20,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from course.pretrained import CACHE_ENV_VAR
 from course.registry import Section
 
 from .integrity import Flag, scan_files, scan_module
-from .sandbox import Limits, Pristine, Sandbox
+from .sandbox import CACHE_ENV_VAR, Limits, Pristine, Sandbox
 from .scoring import SectionResult, SubmissionResult, grade_section, ungraded_section
 from .store import Store
 from .submissions import Submission
@@ -58,7 +57,8 @@ class Grader:
         digest = hashlib.sha256()
         for name, data in sorted(self.pristine.files.items()):
             digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
-        digest.update(repr(([s.number for s in self.sections], self.limits)).encode())
+        limits = {name: float(value) for name, value in vars(self.limits).items()}
+        digest.update(json.dumps([[s.number for s in self.sections], limits]).encode())
         return digest.hexdigest()
 
     def prepare(self) -> None:

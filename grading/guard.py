@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import Phase, settings
 
 from course.harness import load_isolated, module_of
 from course.registry import SECTIONS, find_section
@@ -115,13 +116,37 @@ def audit_hook(flag: Flags, protected: tuple[str, ...], harness: str):
     return hook
 
 
-def _fingerprint(value: object, public_data: bool) -> tuple:
-    """What must not change: the object itself, a function's code and defaults, and for the
-    public constants of the course's own modules, their value."""
-    shown = repr(value) if public_data and isinstance(value, PLAIN_DATA) else None
-    if isinstance(value, types.FunctionType):
-        return value, value.__code__, value.__defaults__, shown
-    return value, None, None, shown
+class Entry:
+    """One watched name: the namespace that holds it (a module's dict, or a class's live
+    mapping), the object, and for a function its code and defaults; for the public
+    constants of the course's own modules, also their value as text."""
+
+    __slots__ = ("owner", "space", "name", "value", "code", "defaults", "shown")
+
+    def __init__(self, owner: str, space, name: str, public_data: bool) -> None:
+        self.owner, self.space, self.name = owner, space, name
+        self.value = value = space[name]
+        function = isinstance(value, types.FunctionType)
+        self.code = value.__code__ if function else None
+        self.defaults = value.__defaults__ if function else None
+        self.shown = repr(value) if public_data and isinstance(value, PLAIN_DATA) else None
+
+    def changed(self) -> str | None:
+        """"removed" or "replaced" when the name no longer holds what it held; else None."""
+        if self.name not in self.space:
+            return "removed"
+        current = self.space[self.name]
+        if current is not self.value:
+            if not _library_wrapper(current, self.value):
+                return "replaced"
+            self.__init__(self.owner, self.space, self.name, False)  # torch's own: the new normal
+            return None
+        if self.code is not None and (current.__code__ is not self.code
+                                      or current.__defaults__ is not self.defaults):
+            return "replaced"
+        if self.shown is not None and repr(current) != self.shown:
+            return "replaced"
+        return None
 
 
 def _watched_modules(extra: tuple[str, ...]) -> list:
@@ -129,21 +154,18 @@ def _watched_modules(extra: tuple[str, ...]) -> list:
     return [sys.modules[n] for n in dict.fromkeys(names) if n in sys.modules]
 
 
-def namespace(extra: tuple[str, ...] = ()) -> dict[tuple[str, str], tuple]:
-    """{(owner, attribute): fingerprint} over the watched modules and their classes."""
-    entries = {}
+def namespace(extra: tuple[str, ...] = ()) -> list[Entry]:
+    """Every name of the watched modules, and of the classes they define."""
+    entries = []
     for module in _watched_modules(extra):
         ours = module.__name__.split(".")[0] in WATCHED_PACKAGES
-        for name, value in list(vars(module).items()):
-            entries[(module.__name__, name)] = _fingerprint(value, ours and name[:1] != "_")
+        space = vars(module)
+        for name, value in list(space.items()):
+            entries.append(Entry(module.__name__, space, name, ours and name[:1] != "_"))
             if isinstance(value, type) and str(value.__module__).split(".")[0] in CLASS_OWNERS:
-                for attribute, member in list(vars(value).items()):
-                    entries[(f"{module.__name__}.{name}", attribute)] = _fingerprint(member, False)
+                owner, members = f"{module.__name__}.{name}", vars(value)
+                entries += [Entry(owner, members, member, False) for member in list(members)]
     return entries
-
-
-def _same(a: tuple, b: tuple) -> bool:
-    return all(x is y for x, y in zip(a[:3], b[:3], strict=True)) and a[3] == b[3]
 
 
 def _library_wrapper(new: object, old: object) -> bool:
@@ -163,8 +185,7 @@ class Watch:
 
     def __init__(self, flag: Flags, impl: Path, section: str) -> None:
         self.flag, self.impl, self.section = flag, impl, find_section(section)
-        self.extra: tuple[str, ...] = ()
-        self.before: dict[tuple[str, str], tuple] = {}
+        self.entries: list[Entry] = []
 
     def _load_earlier_sections(self) -> tuple[str, ...]:
         """Import the reference's modules of the earlier sections (they never import a later
@@ -176,31 +197,37 @@ class Watch:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         try:
-            self.extra = self._load_earlier_sections()
+            extra = self._load_earlier_sections()
         except Exception:  # a reference that does not load fails the tests, not the guard
-            self.extra = ()
-        self.before = namespace(self.extra)
+            extra = ()
+        self.entries = namespace(extra)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item):
         result = yield  # the test's own fixtures (monkeypatch) are undone by now
-        after = namespace(self.extra)
-        for key, fingerprint in self.before.items():
-            owner, name = key
-            if key not in after:
-                self.flag("monkeypatch", f"removed {owner}.{name}")
-            elif not _same(fingerprint, after[key]):
-                if _library_wrapper(after[key][0], fingerprint[0]):
-                    self.before[key] = after[key]
-                else:
-                    self.flag("monkeypatch", f"replaced {owner}.{name}")
+        for entry in self.entries:
+            change = entry.changed()
+            if change:
+                self.flag("monkeypatch", f"{change} {entry.owner}.{entry.name}")
         return result
 
 
+def _without_shrinking() -> None:
+    """The tests' hypothesis profile, less its shrink phase: shrinking finds the simplest
+    failing example for a reader, at the cost of seconds per failing test, and changes no
+    verdict (a test fails on its first failing example either way)."""
+    current = settings.get_profile(settings.get_current_profile_name())
+    phases = [p for p in current.phases if p is not Phase.shrink]
+    settings.register_profile("grading", current, phases=phases)
+    settings.load_profile("grading")
+
+
+@pytest.hookimpl(trylast=True)  # after the tests' conftest has loaded its profile
 def pytest_configure(config: pytest.Config) -> None:
     records = config.getoption("--grading-records")
     if not records:
         return
+    _without_shrinking()
     random.seed(SEED)
     np.random.seed(SEED)
     torch.manual_seed(SEED)

@@ -65,13 +65,19 @@ def _root_name(node: ast.expr) -> str | None:
             return None
 
 
-def _imported_names(tree: ast.AST) -> set[str]:
-    names = {"__builtins__"}
+def _imported_names(tree: ast.AST) -> dict[str, str]:
+    """{name an import binds: what it names}: `t` -> `torch` for `import torch as t`,
+    `F` -> `torch.nn.functional` for `from torch.nn import functional as F`."""
+    names = {"__builtins__": "builtins"}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {a.asname or a.name.split(".")[0] for a in node.names}
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                names[bound] = alias.name if alias.asname else bound
         elif isinstance(node, ast.ImportFrom):
-            names |= {a.asname or a.name for a in node.names}
+            origin = "." * node.level + (node.module or "")
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{origin}.{alias.name}".lstrip(".")
     return names
 
 
@@ -110,16 +116,17 @@ def _targets(node: ast.AST) -> list[ast.expr]:
     return flat
 
 
-def _patch_target(node: ast.AST, imported: set[str]) -> str | None:
+def _patch_target(node: ast.AST, imported: dict[str, str]) -> str | None:
     """What `node` changes of the objects its module imported: `torch.allclose` for
     `torch.allclose = ...`, the call itself for `setattr(torch, ...)`; None otherwise."""
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id in ("setattr", "delattr") and node.args):
         return f"calls {ast.unparse(node)[:120]}" if _root_name(node.args[0]) in imported else None
     for target in _targets(node):
-        if isinstance(target, ast.Attribute | ast.Subscript) and _root_name(target) in imported:
+        root = _root_name(target)
+        if isinstance(target, ast.Attribute | ast.Subscript) and root in imported:
             shown = ast.unparse(target)
-            if not shown.startswith(SETTABLE):
+            if not (imported[root] + shown[len(root):]).startswith(SETTABLE):
                 return f"changes {shown}"
     return None
 
@@ -133,15 +140,17 @@ def scan_module(source: str, section: int) -> list[Flag]:
     except (SyntaxError, ValueError):
         return []
     imported = _imported_names(tree)
-    flags = []
+    found = []
     for node in ast.walk(tree):
-        found = _imports_of_solutions(node)
-        if found:
-            flags.append(Flag("imports-solutions", f"line {node.lineno}: {found}", section))
+        use = _imports_of_solutions(node)
+        if use:
+            found.append((node.lineno, Flag("imports-solutions", f"line {node.lineno}: {use}",
+                                            section)))
         target = _patch_target(node, imported)
         if target:
-            flags.append(Flag("monkeypatch", f"line {node.lineno}: {target}", section))
-    return flags
+            found.append((node.lineno, Flag("monkeypatch", f"line {node.lineno}: {target}",
+                                            section)))
+    return [flag for _, flag in sorted(found, key=lambda pair: pair[0])]
 
 
 def scan_files(paths: list[str]) -> list[Flag]:

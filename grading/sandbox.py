@@ -27,17 +27,21 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.pretrained import CACHE_ENV_VAR
 from course.registry import ROOT, Section
 
+# course.pretrained.CACHE_ENV_VAR, spelled out: that module imports torch, and the grader's
+# own process has no need of torch (tests/tooling/test_grading.py checks the two agree).
+CACHE_ENV_VAR = "ELMO_CACHE_DIR"
 # What a run's private root holds, as globs relative to the repository.
 COPIED = ("course.toml", "pyproject.toml", "course/*.py", "tests/__init__.py",
           "tests/sections/*.py", "solutions/*.py", "grading/*.py")
 REFERENCE_DIR = "solutions"
 KILL_GRACE_S = 10
+SERVER_START_S = 300
 OUTPUT_TAIL_BYTES = 1 << 16
 # Fixed for every child: one thread (no oversubscription, same sums), one hash seed, no GPU.
 FIXED_ENV = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
@@ -50,8 +54,8 @@ class Limits:
     """test_timeout_s: per test (pytest-timeout); section_timeout_s: the whole run, wall
     clock; memory_mb: address space; output_mb: the largest file it may write."""
 
-    test_timeout_s: float = 30
-    section_timeout_s: float = 300
+    test_timeout_s: float = 60
+    section_timeout_s: float = 600
     memory_mb: int = 4096
     output_mb: int = 64
 
@@ -87,6 +91,7 @@ class SectionRun:
     lost: bool = False  # the fork server died under it
     output_tail: str = ""
     tampered: list[str] = field(default_factory=list)
+    seconds: float = 0.0
 
 
 class _Pending:
@@ -179,8 +184,10 @@ class ForkServer:
 
     def run(self, module: str, argv: list[str], cwd: Path, env: dict[str, str], output: Path,
             limits: dict[str, int], timeout_s: float) -> tuple[int | None, bool, str | None]:
-        """Run to the end or to `timeout_s`: (wait status, timed out, error of the server)."""
+        """Run to the end or to `timeout_s` after it started: (wait status, timed out, error
+        of the server)."""
         request_id, pending = self.spawn(module, argv, cwd, env, output, limits)
+        pending.started.wait(SERVER_START_S)  # the first run waits for the server's imports
         timed_out = not pending.done.wait(timeout_s)
         if timed_out:
             self.kill(request_id)
@@ -301,11 +308,13 @@ class Sandbox:
                 "--grading-protect", str(ROOT / REFERENCE_DIR),
                 "--timeout", str(self.limits.test_timeout_s), "--tb=line", "-q",
                 "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+        started = time.monotonic()
         status, timed_out, error = self.server.run(
             "pytest", argv, root, child_env(run_dir), output, self.limits.rlimits(),
             self.limits.section_timeout_s)
         result = SectionRun(wait_status=status, timed_out=timed_out, lost=error is not None,
-                            output_tail=_tail(output), tampered=_changed_files(root, written))
+                            output_tail=_tail(output), tampered=_changed_files(root, written),
+                            seconds=time.monotonic() - started)
         for record in _read_json_lines(records):
             if isinstance(record.get("nodeid"), str):
                 result.records[record["nodeid"]] = record

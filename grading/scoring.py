@@ -53,6 +53,7 @@ class SectionResult:
     reason: str
     flags: list[Flag] = field(default_factory=list)
     tests: list[TestResult] = field(default_factory=list)
+    seconds: float = 0.0  # how long its run took, wall clock
 
 
 @dataclass
@@ -152,7 +153,7 @@ def grade_section(section: Section, nodeids: list[str], run: SectionRun, flags: 
         reason = f"{first.name}: {first.message}"
     return SectionResult(section.number, section.name, section.title, section.points,
                          0.0 if penalised else progress.points, status, _short(reason),
-                         flags, tests)
+                         flags, tests, round(run.seconds, 2))
 
 
 def ungraded_section(section: Section, nodeids: list[str], reason: str,
