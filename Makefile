@@ -65,6 +65,18 @@ demo: $(STAMP) ## the seed notebook end to end on solutions/: tables, figures in
 	$(PY) -m course.demo --seeds $(DEMO_SEEDS)
 
 # --- instructors: grading, release, autograder ------------------------------------------
+# Grading itself is `$(PY) -m grading SUBMISSION...` (docs/instructors.md); its tests are in
+# tests/tooling/test_grading.py, which `make check` runs with the other tooling tests.
+.PHONY: release autograder check-grading
+
+release: $(STAMP) ## write the learners' handout to build/handout/ (no solutions)
+	$(PY) -m grading.release build/handout
+
+autograder: $(STAMP) ## write the Gradescope autograder bundle, build/autograder.zip
+	$(PY) -m grading.autograder build/autograder.zip
+
+check-grading: release autograder ## both build from a fresh clone
+check: check-grading
 
 # --- notebooks ---------------------------------------------------------------------------
 # The notebooks are built from notebooks/*.py; tests/tooling/test_notebooks.py executes them.
