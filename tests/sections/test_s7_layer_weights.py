@@ -10,7 +10,7 @@ neither task's single-layer probes favoured one layer on every seed: neither is 
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import assume, given
 from matplotlib.figure import Figure
 
 from .strategies import layer_stacks
@@ -77,6 +77,8 @@ def test_layer_norm_normalises_each_layer_on_its_own(layer_weights, stack):
     mix = layer_weights.ScalarMix(len(scalars), do_layer_norm=True,
                                   initial_scalar_parameters=scalars)
     flat = layers.reshape(len(layers), -1).astype(np.float64)
+    # a constant layer has no scale to normalise: float32 rounding of its mean then decides
+    assume((flat.std(1) > 1e-2).all())
     normed = (flat - flat.mean(1, keepdims=True)) / np.sqrt(flat.var(1, keepdims=True) + 1e-12)
     expected = np.tensordot(softmax(scalars), normed, axes=1).reshape(layers.shape[1:])
     got = mix(torch.from_numpy(layers)).detach().numpy()
