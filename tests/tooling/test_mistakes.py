@@ -40,8 +40,10 @@ def mistake(*edits: Edit) -> Mistake:
     return Mistake("m", "a mistake", "a concept", "test_x", edits, find_section(1))
 
 
-def test_the_catalogue_has_at_least_20_mistakes():
+def test_the_catalogue_has_at_least_20_mistakes_in_every_section():
     assert len(CATALOGUE) >= 20, f"the catalogue holds {len(CATALOGUE)} mistakes"
+    covered = {m.section for m in CATALOGUE}
+    assert covered == set(SECTIONS), f"no mistakes for {set(SECTIONS) - covered}"
 
 
 def test_every_mistake_applies_to_the_reference():
