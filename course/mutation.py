@@ -3,8 +3,8 @@ the report of their results.
 
 The plugin. mutmut copies `solutions/` to `mutants/solutions/`, where every function becomes
 a trampoline that runs the original or the mutant named by `$MUTANT_UNDER_TEST`
-("solutions.s3_bilm.xǁBiLMǁforward__mutmut_7"), choosing by module name. Two things stand
-between that and the section tests, and the plugin handles both:
+("solutions.s3_bilm.xǁBiLMǁforward__mutmut_7"), choosing by module name. Three things stand
+between that and the section tests; the plugin handles each:
 
 * The harness imports each section under a fresh package name (`elmo_under_test_0.s3_bilm`),
   so no trampoline would ever recognise its mutant: every mutant would run the original code
@@ -14,6 +14,9 @@ between that and the section tests, and the plugin handles both:
   mutated copy. `--reference DIR` points the harness back at the unmutated `solutions/`: the
   tests of section k see the mutants of section k only, exactly as they see a learner's
   section k and nothing else of the learner's.
+* mutmut forks its workers from one process; each gets a scratch folder of its own for the
+  harness, or the packages of one would collide with another's, every test would error, and
+  every mutant would read as killed.
 
     pytest tests/sections -p course.mutation --reference=../solutions --impl=solutions
 
@@ -30,6 +33,7 @@ survive. It rewrites the results block of `MUTATION.md` and exits 1 on any diffe
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import sys
@@ -92,6 +96,9 @@ def pytest_configure(config: pytest.Config) -> None:
     reference = Path(config.getoption("--reference")).resolve()
     if not (reference / "__init__.py").exists():
         raise pytest.UsageError(f"--reference {reference}: not a solutions/ package")
+    # mutmut forks every worker from one process that has imported the harness: without a
+    # scratch folder of their own, they would all write their packages to that one folder
+    importlib.reload(harness)
     harness.REFERENCE_DIR = reference
     if not getattr(trampoline.wrap_in_trampoline, "renames_modules", False):  # once a process
         trampoline.wrap_in_trampoline = _named_as_mutmut_names_it(trampoline.wrap_in_trampoline)
