@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import torch
 from torch.nn import functional as F
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .s1_setup import get_device, set_seed
 from .s2_corpus import PAD, encode, pad_batch

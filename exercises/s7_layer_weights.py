@@ -357,7 +357,8 @@ def plot_layer_weights(
         ax.set_xticks(layers, [f"layer {k}" for k in layers])
         ax.set_xlabel("layer")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"{title} (mean ± 1 sd over {len(results)} seeds)")
+        ax.set_title(f"{title} (mean ± 1 sd over {len(results)} seeds)" if spread
+                     else f"{title} (one seed)")
         ax.legend()
     probe_ax.set_ylim(0, 1)
     if path is not None:
