@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             write_atomically(args.csv, csv_report(done, sections))
 
     try:
-        grader.prepare()
         if args.prepare_only:
+            grader.prepare()
             print(f"prepared: {sum(map(len, grader.tests.values()))} tests collected, "
                   f"reference biLM cached in {args.work_dir / 'cache'}")
             return 0

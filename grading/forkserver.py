@@ -2,7 +2,8 @@
 forks a fresh child for every run, so that grading one section starts in about a second
 instead of the three that importing torch costs.
 
-    python -m grading.forkserver      # spoken to through stdin and stdout, by `Server`
+    python -m grading.forkserver [MODULE...]    # imports the MODULEs; then, spoken to through
+                                                # stdin and stdout by `sandbox.ForkServer`
 
 Requests and replies are JSON lines. A request names an id, the module to run as
 `python -m MODULE ARGV...` would, the child's working directory, its whole environment,
@@ -21,6 +22,7 @@ id is reused in between. When stdin closes, the server kills every child and exi
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -32,9 +34,6 @@ import sys
 import tempfile
 import traceback
 
-# Imported once here, inherited by every child.
-PRELOADED = ("numpy", "torch", "torch.nn", "pytest", "_pytest.python", "_pytest.capture",
-             "hypothesis", "hypothesis.strategies", "pytest_timeout", "tqdm.auto", "matplotlib")
 POLL_SECONDS = 0.05
 
 
@@ -56,7 +55,7 @@ def _run_child(request: dict, server_paths: set[str]) -> None:
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(output, 1)
         os.dup2(output, 2)
-        os.closerange(3, 1024)  # the server's pipes and files are not the child's business
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the server's files are not the child's
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
@@ -88,9 +87,13 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def serve() -> None:
-    for name in PRELOADED:
-        importlib.import_module(name)
+def serve(preload: list[str]) -> None:
+    for name in preload:  # imported once here, inherited by every child
+        try:
+            importlib.import_module(name)
+        except ImportError:  # only ever a speed-up: the child imports what it needs
+            pass
+    gc.freeze()  # what is loaded now is never collected: no child's collections walk it
     server_paths = {"", os.getcwd()}
     children: dict[int, int] = {}  # pid -> request id
     by_id: dict[int, int] = {}  # request id -> pid
@@ -139,4 +142,4 @@ def serve() -> None:
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grader decides when its children stop
-    serve()
+    serve(sys.argv[1:])

@@ -1,13 +1,13 @@
 """Grade submissions section by section, each section in its own sandboxed run.
 
     grader = Grader(work_dir, sections, limits)
-    grader.prepare()                        # the course's tests, the pre-trained reference
-    results = grader.grade(submissions, jobs=4, on_done=print)
+    results = grader.grade(submissions, jobs=4, store=store, on_done=print)
     grader.close()
 
 `grade` hands each submission's result to `on_done` (and to the store) as soon as its last
 section is graded; a submission the store already holds, graded from the same bytes under
-the same tests and settings, is not graded again.
+the same tests and settings, is not graded again. Before it grades anything it `prepare`s:
+it learns the course's tests and has the reference biLM pre-trained, in a trusted child.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from course.registry import Section
 
 from .integrity import Flag, scan_files, scan_module
 from .sandbox import CACHE_ENV_VAR, Limits, Pristine, Sandbox
-from .scoring import SectionResult, SubmissionResult, grade_section, ungraded_section
+from .scoring import SectionResult, SubmissionResult, score_run, score_unrun
 from .store import Store
 from .submissions import Submission
 
@@ -62,14 +62,23 @@ class Grader:
         return digest.hexdigest()
 
     def prepare(self) -> None:
-        """Collect the tests and train (or find) the reference biLM, in a trusted child."""
+        """Collect the tests and train (or find) the reference biLM, in a trusted child.
+
+        Raises:
+            GraderError: the course's tests do not collect, or the child cannot run.
+        """
         trusted_cache = self.work_dir / "cache"
-        trusted_cache.mkdir(parents=True, exist_ok=True)
-        self.sandbox = Sandbox(self.work_dir, self.pristine, {}, self.limits, self.keep_runs)
         out = self.work_dir / "prepared.json"
-        out.unlink(missing_ok=True)
-        status, tail = self.sandbox.run_trusted(
-            "grading.prepare", [str(out)], {CACHE_ENV_VAR: str(trusted_cache)}, PREPARE_TIMEOUT_S)
+        try:
+            trusted_cache.mkdir(parents=True, exist_ok=True)
+            out.unlink(missing_ok=True)
+            self.sandbox = Sandbox(self.work_dir, self.pristine, {}, self.limits,
+                                   self.keep_runs)
+            status, tail = self.sandbox.run_trusted(
+                "grading.prepare", [str(out)], {CACHE_ENV_VAR: str(trusted_cache)},
+                PREPARE_TIMEOUT_S)
+        except (OSError, RuntimeError) as err:
+            raise GraderError(f"the grader cannot start its runs: {err}") from err
         if status != 0 or not out.exists():
             raise GraderError(f"preparing the course failed (wait status {status}):\n{tail}")
         prepared = json.loads(out.read_text())
@@ -83,16 +92,15 @@ class Grader:
         module = f"{section.module}.py"
         try:
             if submission.error:
-                return ungraded_section(section, nodeids, submission.error, [])
+                return score_unrun(section, nodeids, submission.error)
             if module in submission.unreadable:
-                return ungraded_section(section, nodeids, f"{module} was not read: "
-                                        f"{submission.unreadable[module]}", [])
+                return score_unrun(section, nodeids,
+                                   f"{module} was not read: {submission.unreadable[module]}")
             if module not in submission.modules:
-                return ungraded_section(section, nodeids, f"{module} is missing from the "
-                                        "submission", [])
+                return score_unrun(section, nodeids, f"{module} is missing from the submission")
             if not nodeids:
-                return ungraded_section(section, nodeids, "the course has no tests for "
-                                        f"section {section.number}", [])
+                return score_unrun(section, nodeids,
+                                   f"the course has no tests for section {section.number}")
             source = submission.modules[module]
             flags = scan_module(source.decode(errors="replace"), section.number)
             if self._stopped.is_set():
@@ -104,13 +112,13 @@ class Grader:
             if run.tampered:
                 flags.append(Flag("tampered", "changed the grader's copy of "
                                   + ", ".join(run.tampered[:5]), section.number))
-            return grade_section(section, nodeids, run, _distinct(flags), self.limits)
+            return score_run(section, nodeids, run, _distinct(flags), self.limits)
         except Exception as err:
             if self._stopped.is_set():
                 raise Stopped from err
             with (self.work_dir / "grader-errors.log").open("a") as log:
                 log.write(traceback.format_exc())  # the grader's fault: say so, and go on
-            return ungraded_section(section, nodeids, f"internal grader error: {err!r}", [])
+            return score_unrun(section, nodeids, f"internal grader error: {err!r}")
 
     def grade(self, submissions: list[Submission], jobs: int = 1, store: Store | None = None,
               fresh: bool = False, on_done: Callable[[SubmissionResult], None] = lambda r: None,
@@ -127,6 +135,8 @@ class Grader:
                     on_section()
             else:
                 todo.append(index)
+        if todo and self.sandbox is None:
+            self.prepare()  # only when something is left to grade
         graded: dict[int, dict[int, SectionResult]] = {i: {} for i in todo}
         pool = ThreadPoolExecutor(max_workers=max(1, jobs))
         try:
@@ -149,7 +159,8 @@ class Grader:
             pool.shutdown(wait=True, cancel_futures=True)
         return [results[i] for i in sorted(results)]
 
-    def _assemble(self, submission: Submission, sections: dict[int, SectionResult]):
+    def _assemble(self, submission: Submission,
+                  sections: dict[int, SectionResult]) -> SubmissionResult:
         notes = scan_files(submission.files)
         notes += [Flag("unreadable", f"{name}: {why}") for name, why in
                   sorted(submission.unreadable.items())]

@@ -20,10 +20,13 @@ no copy of the section's own reference anywhere it can reach) do not rely on it.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import random
 import sys
 import types
+from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
@@ -116,37 +119,57 @@ def audit_hook(flag: Flags, protected: tuple[str, ...], harness: str):
     return hook
 
 
-class Entry:
-    """One watched name: the namespace that holds it (a module's dict, or a class's live
-    mapping), the object, and for a function its code and defaults; for the public
-    constants of the course's own modules, also their value as text."""
+class Space:
+    """One watched namespace (a module's dict, or a class's live mapping): each name, what
+    it held when the tests were collected, and for a function its code and defaults; for
+    the public constants of the course's own modules, also their value as text."""
 
-    __slots__ = ("owner", "space", "name", "value", "code", "defaults", "shown")
+    def __init__(self, owner: str, mapping, public_data: bool) -> None:
+        self.owner, self.mapping = owner, mapping
+        self.names = list(mapping)
+        self.values = [mapping[name] for name in self.names]
+        self.functions = [v for v in self.values if isinstance(v, types.FunctionType)]
+        self.codes = [f.__code__ for f in self.functions]
+        self.defaults = [f.__defaults__ for f in self.functions]
+        self.data = {name: repr(value) for name, value in zip(self.names, self.values,
+                                                              strict=True)
+                     if public_data and name[:1] != "_" and isinstance(value, PLAIN_DATA)}
 
-    def __init__(self, owner: str, space, name: str, public_data: bool) -> None:
-        self.owner, self.space, self.name = owner, space, name
-        self.value = value = space[name]
-        function = isinstance(value, types.FunctionType)
-        self.code = value.__code__ if function else None
-        self.defaults = value.__defaults__ if function else None
-        self.shown = repr(value) if public_data and isinstance(value, PLAIN_DATA) else None
+    def _unchanged(self) -> bool:
+        """The fast check, in C loops: every name holds the same object, code, defaults."""
+        return (all(map(operator.is_, map(self.mapping.get, self.names, repeat(_MISSING)),
+                        self.values))
+                and all(map(operator.is_, map(attrgetter("__code__"), self.functions),
+                            self.codes))
+                and all(map(operator.is_, map(attrgetter("__defaults__"), self.functions),
+                            self.defaults))
+                and all(repr(self.mapping.get(n)) == text for n, text in self.data.items()))
 
-    def changed(self) -> str | None:
-        """"removed" or "replaced" when the name no longer holds what it held; else None."""
-        if self.name not in self.space:
-            return "removed"
-        current = self.space[self.name]
-        if current is not self.value:
-            if not _library_wrapper(current, self.value):
-                return "replaced"
-            self.__init__(self.owner, self.space, self.name, False)  # torch's own: the new normal
-            return None
-        if self.code is not None and (current.__code__ is not self.code
-                                      or current.__defaults__ is not self.defaults):
-            return "replaced"
-        if self.shown is not None and repr(current) != self.shown:
-            return "replaced"
-        return None
+    def changes(self) -> list[str]:
+        """"removed torch.x" or "replaced torch.x" for each name that no longer holds what
+        it held; a library's own wrapper of what it held becomes the new normal."""
+        if self._unchanged():
+            return []
+        found = []
+        for index, (name, value) in enumerate(zip(self.names, self.values, strict=True)):
+            current = self.mapping.get(name, _MISSING)
+            if current is _MISSING:
+                found.append(f"removed {self.owner}.{name}")
+            elif current is not value:
+                if _library_wrapper(current, value):
+                    self.values[index] = current
+                else:
+                    found.append(f"replaced {self.owner}.{name}")
+        for function, code, defaults in zip(self.functions, self.codes, self.defaults,
+                                            strict=True):
+            if function.__code__ is not code or function.__defaults__ is not defaults:
+                found.append(f"replaced {self.owner}.{function.__name__}")
+        found += [f"replaced {self.owner}.{name}" for name, text in self.data.items()
+                  if repr(self.mapping.get(name)) != text]
+        return found
+
+
+_MISSING = object()
 
 
 def _watched_modules(extra: tuple[str, ...]) -> list:
@@ -154,18 +177,16 @@ def _watched_modules(extra: tuple[str, ...]) -> list:
     return [sys.modules[n] for n in dict.fromkeys(names) if n in sys.modules]
 
 
-def namespace(extra: tuple[str, ...] = ()) -> list[Entry]:
-    """Every name of the watched modules, and of the classes they define."""
-    entries = []
+def namespaces(extra: tuple[str, ...] = ()) -> list[Space]:
+    """The watched modules, and the classes they hold."""
+    spaces = []
     for module in _watched_modules(extra):
-        ours = module.__name__.split(".")[0] in WATCHED_PACKAGES
-        space = vars(module)
-        for name, value in list(space.items()):
-            entries.append(Entry(module.__name__, space, name, ours and name[:1] != "_"))
+        spaces.append(Space(module.__name__, vars(module),
+                            module.__name__.split(".")[0] in WATCHED_PACKAGES))
+        for name, value in list(vars(module).items()):
             if isinstance(value, type) and str(value.__module__).split(".")[0] in CLASS_OWNERS:
-                owner, members = f"{module.__name__}.{name}", vars(value)
-                entries += [Entry(owner, members, member, False) for member in list(members)]
-    return entries
+                spaces.append(Space(f"{module.__name__}.{name}", vars(value), False))
+    return spaces
 
 
 def _library_wrapper(new: object, old: object) -> bool:
@@ -185,7 +206,7 @@ class Watch:
 
     def __init__(self, flag: Flags, impl: Path, section: str) -> None:
         self.flag, self.impl, self.section = flag, impl, find_section(section)
-        self.entries: list[Entry] = []
+        self.spaces: list[Space] = []
 
     def _load_earlier_sections(self) -> tuple[str, ...]:
         """Import the reference's modules of the earlier sections (they never import a later
@@ -200,15 +221,14 @@ class Watch:
             extra = self._load_earlier_sections()
         except Exception:  # a reference that does not load fails the tests, not the guard
             extra = ()
-        self.entries = namespace(extra)
+        self.spaces = namespaces(extra)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item):
         result = yield  # the test's own fixtures (monkeypatch) are undone by now
-        for entry in self.entries:
-            change = entry.changed()
-            if change:
-                self.flag("monkeypatch", f"{change} {entry.owner}.{entry.name}")
+        for space in self.spaces:
+            for change in space.changes():
+                self.flag("monkeypatch", change)
         return result
 
 

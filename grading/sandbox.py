@@ -40,6 +40,11 @@ CACHE_ENV_VAR = "ELMO_CACHE_DIR"
 COPIED = ("course.toml", "pyproject.toml", "course/*.py", "tests/__init__.py",
           "tests/sections/*.py", "solutions/*.py", "grading/*.py")
 REFERENCE_DIR = "solutions"
+# What a section's run imports, imported once in the fork server: torch alone takes seconds,
+# and hypothesis loads libcst on a test's first failure.
+PRELOADED = ("numpy", "torch", "torch.nn", "torch.nn.functional", "pytest", "_pytest.python",
+             "hypothesis", "hypothesis.strategies", "hypothesis.extra._patching",
+             "pytest_timeout", "tqdm.auto", "matplotlib", "matplotlib.pyplot")
 KILL_GRACE_S = 10
 SERVER_START_S = 300
 OUTPUT_TAIL_BYTES = 1 << 16
@@ -105,11 +110,12 @@ class _Pending:
 
 
 class ForkServer:
-    """The grader's side of `grading.forkserver`: started on first use, and again if it
-    dies; `spawn` and `wait` may be called from several threads at once."""
+    """The grader's side of `grading.forkserver`, which imports `preload` before it forks
+    anything: started on first use, and again if it dies; `run` may be called from several
+    threads at once."""
 
-    def __init__(self, log: Path) -> None:
-        self.log = log
+    def __init__(self, log: Path, preload: tuple[str, ...] = ()) -> None:
+        self.log, self.preload = log, preload
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._pending: dict[int, _Pending] = {}
@@ -124,7 +130,7 @@ class ForkServer:
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **FIXED_ENV}
             with self.log.open("ab") as log:
                 self._process = subprocess.Popen(
-                    [sys.executable, "-m", "grading.forkserver"], cwd=ROOT, env=env,
+                    [sys.executable, "-m", "grading.forkserver", *self.preload], cwd=ROOT, env=env,
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                     start_new_session=True)
             threading.Thread(target=self._read, args=(self._process,), daemon=True).start()
@@ -270,7 +276,7 @@ class Sandbox:
     keep_runs: bool = False
 
     def __post_init__(self) -> None:
-        self.server = ForkServer(self.work_dir / "forkserver.log")
+        self.server = ForkServer(self.work_dir / "forkserver.log", PRELOADED)
         (self.work_dir / "runs").mkdir(parents=True, exist_ok=True)
 
     def run_section(self, section: Section, module_source: bytes, label: str) -> SectionRun:

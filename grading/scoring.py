@@ -84,14 +84,12 @@ def _short(text: str) -> str:
     return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 3] + "..."
 
 
-def describe_exit(wait_status: int | None, limits: Limits) -> str:
+def describe_exit(wait_status: int | None) -> str:
     """How a test process ended, in words: "exited with status 3", "crashed with ..."."""
     if wait_status is None:
         return "was lost by the grader"
     if os.WIFSIGNALED(wait_status):
         number = os.WTERMSIG(wait_status)
-        if number == signal.SIGXFSZ:
-            return f"wrote more than {limits.output_mb} MB to one file (SIGXFSZ): too much output?"
         return SIGNALS.get(number, f"was killed by {signal.Signals(number).name}")
     return f"exited with status {os.WEXITSTATUS(wait_status)}"
 
@@ -111,7 +109,7 @@ def lost_test(run: SectionRun, limits: Limits) -> tuple[str, str]:
     if run.timed_out:
         return TIMEOUT, (f"the section ran past its {limits.section_timeout_s:g} s limit "
                          "before this test finished")
-    return ERROR, (f"the test process {describe_exit(run.wait_status, limits)} "
+    return ERROR, (f"the test process {describe_exit(run.wait_status)} "
                    "before this test finished")
 
 
@@ -120,8 +118,8 @@ def section_status(tests: list[TestResult]) -> str:
     return next((s for s in PRECEDENCE if s in failing), PASSED if tests else ERROR)
 
 
-def grade_section(section: Section, nodeids: list[str], run: SectionRun, flags: list[Flag],
-                  limits: Limits) -> SectionResult:
+def score_run(section: Section, nodeids: list[str], run: SectionRun, flags: list[Flag],
+              limits: Limits) -> SectionResult:
     """The result of `section` from one run of its tests (`nodeids`, in their order)."""
     tests = []
     for nodeid in nodeids:
@@ -138,11 +136,9 @@ def grade_section(section: Section, nodeids: list[str], run: SectionRun, flags: 
     lost = [t for t in tests if t.nodeid not in run.records]
     if penalised:
         reason = "flagged, no credit: " + "; ".join(f"{f.kind}: {f.detail}" for f in penalised)
-    elif not nodeids:
-        reason = f"the course has no tests for section {section.number}"
     elif lost:
         ended = (f"ran past its {limits.section_timeout_s:g} s limit" if run.timed_out
-                 else describe_exit(run.wait_status, limits))
+                 else describe_exit(run.wait_status))
         hint = "" if run.timed_out else _output_hint(run.output_tail, section.module)
         reason = (f"the test process {ended} during {lost[0].name}; {len(lost)} of "
                   f"{len(tests)} tests lost" + (f" ({hint})" if hint else ""))
@@ -156,11 +152,10 @@ def grade_section(section: Section, nodeids: list[str], run: SectionRun, flags: 
                          flags, tests, round(run.seconds, 2))
 
 
-def ungraded_section(section: Section, nodeids: list[str], reason: str,
-                     flags: list[Flag]) -> SectionResult:
+def score_unrun(section: Section, nodeids: list[str], reason: str) -> SectionResult:
     """A section whose module could not be run at all (missing, unreadable): every test an
     error, with `reason`."""
     tests = [TestResult(n, n.split("::")[-1], ERROR, reason, 0.0,
                         section.points / len(nodeids)) for n in nodeids]
     return SectionResult(section.number, section.name, section.title, section.points, 0.0,
-                         ERROR, _short(reason), flags, tests)
+                         ERROR, _short(reason), [], tests)
