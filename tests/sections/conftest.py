@@ -51,6 +51,11 @@ settings.register_profile(
 settings.register_profile("explore", deadline=None, max_examples=200)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "course"))
 
+# The course's tensors are tiny: a second torch thread costs more in synchronisation than it
+# saves (a section-7 probe step: 2-3 ms on one thread, 27-72 ms on two busy cores), and one
+# thread makes every run independent of the machine's core count.
+torch.set_num_threads(1)
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--impl", default=os.environ.get(IMPL_ENV_VAR, "exercises"),

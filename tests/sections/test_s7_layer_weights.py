@@ -18,16 +18,6 @@ from .strategies import layer_stacks
 TOL = dict(atol=1e-5, rtol=1e-4)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """The probes' tensors are tiny: on two shared cores a second thread's synchronisation
-    cost more than it saved (measured 2-3 ms a training step with one thread, 27-72 with two)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def softmax(x):
     e = np.exp(np.asarray(x, dtype=np.float64) - np.max(x))
     return e / e.sum()
