@@ -63,11 +63,22 @@ def test_same_seed_gives_same_initial_weights(setup):
     assert all(torch.equal(a[k], b[k]) for k in a), "one seed should give one initialisation"
 
 
-@pytest.mark.parametrize("bad, error", [("3", TypeError), (2.5, TypeError), (-1, ValueError),
-                                        (2**32, ValueError)])
-def test_bad_seed_is_a_clear_error(setup, bad, error):
-    with pytest.raises(error, match="seed"):
+@pytest.mark.parametrize("bad, error, found", [("3", TypeError, "str '3'"),
+                                               (2.5, TypeError, "float 2.5"),
+                                               (-1, ValueError, "-1"),
+                                               (2**32, ValueError, str(2**32))])
+def test_bad_seed_is_a_clear_error(setup, bad, error, found):
+    with pytest.raises(error, match="seed") as err:
         setup.set_seed(bad)
+    assert found in str(err.value), f"the message should say what it got ({found}): {err.value}"
+
+
+def test_set_seed_makes_cudnn_deterministic(setup):
+    setup.set_seed(0)
+    assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark, (
+        "on CUDA, cuDNN's LSTM repeats exactly only with cudnn.deterministic = True and "
+        "cudnn.benchmark = False"
+    )
 
 
 @pytest.mark.parametrize("cuda_available, expected", [(True, "cuda"), (False, "cpu")])
@@ -97,14 +108,20 @@ def test_device_environment_variable_overrides(setup, monkeypatch):
 
 def test_bad_device_is_a_clear_error(setup, monkeypatch):
     monkeypatch.delenv(setup.DEVICE_ENV_VAR, raising=False)
-    with pytest.raises(ValueError, match="gpu"):
+    with pytest.raises(ValueError, match="gpu") as err:
         setup.get_device("gpu")
+    assert "preferred" in str(err.value), f"the message should name the argument: {err.value}"
     monkeypatch.setenv(setup.DEVICE_ENV_VAR, "tpu")
-    with pytest.raises(ValueError, match="tpu"):
+    with pytest.raises(ValueError, match="tpu") as err:
         setup.get_device()
+    assert setup.DEVICE_ENV_VAR in str(err.value), (
+        f"the message should name ${setup.DEVICE_ENV_VAR}, where the bad device came from: "
+        f"{err.value}"
+    )
 
 
 def test_cuda_requested_without_cuda_is_a_clear_error(setup, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(RuntimeError, match="CUDA"):
         setup.get_device("cuda")
+    assert setup.get_device("cpu") == torch.device("cpu"), "the CPU needs no CUDA"

@@ -13,6 +13,11 @@ def test_vocabulary_is_small(corpus):
     assert 50 <= len(word2idx) <= 100, f"the seed asks for ~50-80 words, found {len(word2idx)}"
 
 
+def test_tokenize_rejects_what_is_not_text(corpus):
+    with pytest.raises(TypeError, match="int"):
+        corpus.tokenize(5)
+
+
 def test_tokenize_lowercases_and_drops_punctuation(corpus):
     words = corpus.tokenize("Turn RIGHT, at the river!")
     assert words == ["turn", "right", "at", "the", "river"], (
@@ -101,6 +106,11 @@ def test_empty_corpus_is_a_clear_error(corpus, bad):
         corpus.build_vocab(bad)
 
 
+def test_one_string_is_not_a_corpus(corpus):
+    with pytest.raises(TypeError, match="single str"):
+        corpus.build_vocab("turn right at the river")
+
+
 def test_corpus_without_words_is_a_clear_error(corpus):
     with pytest.raises(ValueError, match="no words"):
         corpus.build_vocab(["...", "  "])
@@ -112,6 +122,14 @@ def test_empty_sentence_is_a_clear_error(corpus):
         corpus.encode("", word2idx)
 
 
+def test_decode_takes_a_tensor_of_ids(corpus):
+    word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
+    ids = corpus.encode("turn right at the river", word2idx)
+    assert corpus.decode(torch.tensor(ids), idx2word) == corpus.decode(ids, idx2word), (
+        "a LongTensor of ids (as a model gives them) should decode like a list of ints"
+    )
+
+
 def test_decoding_an_unknown_index_is_a_clear_error(corpus):
     _, idx2word = corpus.build_vocab(corpus.CORPUS)
     with pytest.raises(ValueError, match=str(len(idx2word))):
@@ -119,7 +137,7 @@ def test_decoding_an_unknown_index_is_a_clear_error(corpus):
 
 
 def test_pad_batch_rejects_empty_input(corpus):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least one"):
         corpus.pad_batch([])
     with pytest.raises(ValueError, match="empty"):
         corpus.pad_batch([[4], []])

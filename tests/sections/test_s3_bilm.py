@@ -218,8 +218,29 @@ def test_lengths_that_do_not_match_the_batch_are_clear_errors(model, lengths, ma
         model(torch.full((3, 2), 5), lengths)
 
 
-@pytest.mark.parametrize("kwargs", [dict(vocab_size=0), dict(vocab_size=10, hidden_dim=-4),
+@pytest.mark.parametrize("kwargs", [dict(vocab_size=0), dict(vocab_size=10, embedding_dim=0),
+                                    dict(vocab_size=10, hidden_dim=-4),
+                                    dict(vocab_size=10, num_layers=0),
                                     dict(vocab_size=10, padding_idx=10)])
 def test_bad_sizes_are_clear_errors(bilm, kwargs):
-    with pytest.raises(ValueError):
+    name = next(k for k in kwargs if k != "vocab_size" or len(kwargs) == 1)
+    with pytest.raises(ValueError, match=name):
         bilm.BiLM(**kwargs)
+
+
+def test_the_smallest_sizes_are_accepted(bilm):
+    tiny = bilm.BiLM(vocab_size=1, embedding_dim=1, hidden_dim=1, num_layers=1)
+    assert tiny(torch.zeros(3, 2, dtype=torch.long)).layers.shape == (2, 3, 2, 2), (
+        "sizes of 1 are valid: one layer of one unit per direction"
+    )
+
+
+def test_pad_embedding_is_zero_and_stays_zero(setup, bilm, corpus):
+    setup.set_seed(0)
+    fresh = bilm.BiLM(VOCAB)
+    pad = torch.tensor([[corpus.PAD]])
+    assert not fresh.embedding(pad).any(), "the embedding of <pad> (index 0) should be zero"
+    fresh(torch.tensor([[corpus.PAD], [5]])).forward_logits.sum().backward()
+    assert not fresh.embedding.weight.grad[corpus.PAD].any(), (
+        "the embedding of <pad> should get no gradient, so that it stays zero: padding_idx"
+    )

@@ -2,6 +2,7 @@
 
 import copy
 import math
+import sys
 
 import pytest
 import torch
@@ -130,13 +131,39 @@ def test_each_step_is_one_adam_step_on_a_fresh_gradient(setup, bilm, corpus, pre
         )
 
 
-def test_loss_is_printed_every_10_epochs(setup, bilm, corpus, pretrain, capsys):
+def test_loss_is_printed_every_10_epochs(setup, bilm, corpus, pretrain, capsys, monkeypatch):
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     model = bilm.BiLM(len(word2idx), embedding_dim=4, hidden_dim=4)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # as in a terminal
     pretrain.train_bilm(model, corpus.CORPUS[:2], word2idx, pretrain.Recipe(2, 0.01, 20),
-                        device="cpu", log_every=10, progress=False)
-    lines = [line for line in capsys.readouterr().out.splitlines() if "loss" in line]
-    assert len(lines) == 2 and "10" in lines[0] and "20" in lines[1], lines
+                        device="cpu", progress=False)
+    printed = capsys.readouterr()
+    lines = [line for line in printed.out.splitlines() if "loss" in line]
+    assert len(lines) == 2 and "10" in lines[0] and "20" in lines[1], (
+        f"by default the loss is printed at epochs 10 and 20 of 20; printed: {lines}"
+    )
+    assert not printed.err, f"progress=False should show no progress bar: {printed.err!r}"
+
+
+def test_the_device_argument_is_where_it_trains(setup, bilm, corpus, pretrain, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # CUDA would be the default
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    model = bilm.BiLM(len(word2idx), embedding_dim=4, hidden_dim=4)
+    pretrain.train_bilm(model, corpus.CORPUS[:2], word2idx, pretrain.Recipe(2, 0.01, 1),
+                        device="cpu", log_every=0, progress=False)
+    assert next(model.parameters()).device == torch.device("cpu")
+
+
+def test_the_default_seed_is_0(setup, bilm, corpus, pretrain):
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    histories = []
+    for seed in ({}, {"seed": 0}):
+        setup.set_seed(0)
+        model = bilm.BiLM(len(word2idx), embedding_dim=8, hidden_dim=8)
+        histories.append(pretrain.train_bilm(model, corpus.CORPUS[:6], word2idx,
+                                             pretrain.Recipe(2, 0.01, 2), device="cpu",
+                                             log_every=0, progress=False, **seed))
+    assert histories[0] == histories[1], "train_bilm without a seed should train as seed=0"
 
 
 def test_empty_corpus_is_a_clear_error(bilm, corpus, pretrain):
