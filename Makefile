@@ -93,6 +93,12 @@ run-notebooks: $(STAMP) ## run every notebook headless on ELMO_IMPL (default exe
 	$(PY) -m course.notebooks run --impl $(ELMO_IMPL)
 
 # --- benchmarks --------------------------------------------------------------------------
+# Not part of make check: it times make check. NO_TEST_LOOP=1 skips timing the test loop;
+# RECORD=1 writes the results into BENCHMARKS.md.
+.PHONY: bench
+
+bench: $(STAMP) ## time to target loss, extraction throughput, test loop (a few minutes)
+	$(PY) -m bench.run $(if $(NO_TEST_LOOP),--no-test-loop) $(if $(RECORD),--record BENCHMARKS.md)
 
 # --- mistakes catalogue and mutation testing ---------------------------------------------
 .PHONY: mistakes mutation
@@ -104,6 +110,8 @@ mistakes: $(STAMP) ## show that each catalogued learner mistake fails its own se
 check: mistakes
 
 # mutmut keeps its results in mutants/, so a second run only tests what changed since.
+# `--targets`: every function of solutions/ but those the review leaves out (set -f: the
+# patterns hold a `*` for mutmut, not for the shell).
 mutation: $(STAMP) ## mutation-test solutions/ with mutmut (slow) and update MUTATION.md
-	.venv/bin/mutmut run --max-children $(MUTATION_JOBS)
+	set -f; .venv/bin/mutmut run --max-children $(MUTATION_JOBS) $$($(PY) -m course.mutation --targets)
 	$(PY) -m course.mutation

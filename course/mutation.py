@@ -24,18 +24,26 @@ between that and the section tests; the plugin handles each:
 configuration, and would find the repository's instead of the one in `mutants/`.)
 
 The report. `python -m course.mutation` reads `mutants/` after `mutmut run`, counts the
-mutants of each section by outcome, and checks every surviving mutant against the review,
-`mistakes/equivalent_mutants.toml`: each survivor must be listed there with the reason it
-is equivalent (no test could tell it from the reference), and each listed one must still
-survive. It rewrites the results block of `MUTATION.md` and exits 1 on any difference.
+mutants of each section by outcome, and holds every surviving mutant to the review,
+`mistakes/mutation_review.toml`. There each survivor is listed with its kind and why:
+*equivalent* (no test can tell it from the reference) or *not pinned* (observable, but left
+free on purpose, because a learner's correct code may differ there), and each listed one
+must still survive. The review also names the functions left out of mutation, with why;
+`--targets` prints mutmut's name patterns for all the others, which `make mutation` passes
+to `mutmut run`. The report runs a few mutants again on their own, to see that mutmut's
+verdicts hold outside its workers, rewrites the results block of `MUTATION.md`, and exits 1
+on any difference.
 """
 
 from __future__ import annotations
 
+import argparse
+import ast
 import functools
 import importlib
 import json
 import os
+import subprocess
 import sys
 import tomllib
 from collections import Counter
@@ -48,7 +56,7 @@ from .registry import ROOT, SECTIONS
 
 SOURCE_PACKAGE = "solutions"
 MUTANTS_DIR = ROOT / "mutants"
-REVIEW_FILE = ROOT / "mistakes" / "equivalent_mutants.toml"
+REVIEW_FILE = ROOT / "mistakes" / "mutation_review.toml"
 REPORT_FILE = ROOT / "MUTATION.md"
 BEGIN, END = "<!-- results: written by make mutation -->", "<!-- end of results -->"
 
@@ -111,6 +119,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 DETECTED = ("killed", "timeout", "segfault")
 UNDETECTED = ("survived", "no tests")
+KINDS = {
+    "equivalent": "no test can tell it from the reference",
+    "not pinned": "observable, but left free on purpose: a learner's correct code may differ "
+                  "there (the wording of a message, the label of a progress bar)",
+}
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,14 @@ class Mutant:
         return self.module, self.function, self.original, self.mutated
 
 
+@dataclass(frozen=True)
+class Review:
+    """`mistakes/mutation_review.toml`: the functions left out, and each survivor's case."""
+
+    not_mutated: dict[tuple[str, str], str]  # (module, function): why
+    survivors: dict[tuple[str, str, str, str], tuple[str, str]]  # Mutant.key: (kind, why)
+
+
 def _function_of(name: str) -> str:
     mangled = name.rpartition(".")[2].partition("__mutmut_")[0]
     if mangled.startswith("x_"):
@@ -136,7 +157,7 @@ def _function_of(name: str) -> str:
 
 
 def read_mutants(mutants_dir: Path = MUTANTS_DIR) -> list[Mutant]:
-    """Every mutant of `mutants_dir` with its outcome and the lines it changes."""
+    """Every mutant of `mutants_dir` with its outcome and, for a survivor, what it changes."""
     from mutmut.mutation.diff_apply import get_diff_for_mutant
     from mutmut.stats import status_by_exit_code
 
@@ -155,66 +176,131 @@ def read_mutants(mutants_dir: Path = MUTANTS_DIR) -> list[Mutant]:
     return found
 
 
-def read_review(path: Path = REVIEW_FILE) -> dict[tuple, str]:
-    """{(module, function, original, mutated): why it is equivalent}."""
+def read_review(path: Path = REVIEW_FILE) -> Review:
     with path.open("rb") as f:
-        entries = tomllib.load(f).get("equivalent", [])
-    return {(e["module"], e["function"], e["original"].strip(), e["mutated"].strip()): e["why"]
-            for e in entries}
+        data = tomllib.load(f)
+    unknown = {e["kind"] for e in data.get("survivor", [])} - KINDS.keys()
+    if unknown:
+        raise ValueError(f"{path}: kind must be one of {sorted(KINDS)}, found {sorted(unknown)}")
+    return Review(
+        {(e["module"], e["function"]): e["why"] for e in data.get("not_mutated", [])},
+        {(e["module"], e["function"], e["original"].strip(), e["mutated"].strip()):
+         (e["kind"], e["why"]) for e in data.get("survivor", [])},
+    )
 
 
-def results_block(mutants: list[Mutant], review: dict[tuple, str]) -> str:
+def mutmut_targets(review: Review, solutions: Path = ROOT / SOURCE_PACKAGE) -> list[str]:
+    """mutmut's name patterns for every function of `solutions/` but those left out."""
+    targets = []
+    for section in SECTIONS:
+        tree = ast.parse((solutions / f"{section.module}.py").read_text())
+        for node in tree.body:
+            methods = node.body if isinstance(node, ast.ClassDef) else [node]
+            for function in methods:
+                if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                owner = node.name if isinstance(node, ast.ClassDef) else None
+                name = f"{owner}.{function.name}" if owner else function.name
+                if (section.module, name) in review.not_mutated:
+                    continue
+                mangled = f"xǁ{owner}ǁ{function.name}" if owner else f"x_{function.name}"
+                targets.append(f"{SOURCE_PACKAGE}.{section.module}.{mangled}__mutmut_*")
+    return targets
+
+
+def in_scope(mutants: list[Mutant], review: Review) -> list[Mutant]:
+    return [m for m in mutants if (m.module, m.function) not in review.not_mutated]
+
+
+def results_block(mutants: list[Mutant], review: Review) -> str:
     """The Markdown of the results: a table per section, then every survivor and why."""
-    rows = ["| section | mutants | killed | timeout | survived | no tests | equivalent | score |",
-            "|---|---|---|---|---|---|---|---|"]
+    mutants = in_scope(mutants, review)
+    rows = ["| section | mutants | killed | survived | of which equivalent | not pinned "
+            "| score | score without the equivalent |", "|---|---|---|---|---|---|---|---|"]
     totals: Counter = Counter()
     for section in SECTIONS:
-        counts = Counter(m.status for m in mutants if m.module == section.module)
-        counts["equivalent"] = sum(1 for m in mutants if m.module == section.module
-                                   and m.status in UNDETECTED and m.key in review)
-        counts["all"] = sum(counts[s] for s in (*DETECTED, *UNDETECTED))
+        counts: Counter = Counter()
+        for m in mutants:
+            if m.module == section.module:
+                counts["all"] += 1
+                counts["killed" if m.status in DETECTED else "survived"] += 1
+                counts[review.survivors.get(m.key, ("unreviewed",))[0]] += m.status in UNDETECTED
         totals.update(counts)
         rows.append(_row(f"{section.number} {section.name}", counts))
     rows.append(_row("**all**", totals))
-    lines = [*rows, "",
-             "Score: killed / (mutants - equivalent). Equivalent survivors, and why no test "
-             "can tell them from the reference:", ""]
-    for m in mutants:
-        if m.status in UNDETECTED:
-            why = review.get(m.key, "**not reviewed**")
-            lines += [f"* `{m.module}.{m.function}` ({m.status}): `{_one_line(m.original)}` "
-                      f"→ `{_one_line(m.mutated)}`  ", f"  {why}"]
-    return "\n".join(lines)
+    lines = [*rows, ""]
+    for kind, meaning in KINDS.items():
+        lines += [f"**{kind.capitalize()}** ({meaning}):", ""]
+        lines += [f"* `{m.module}.{m.function}`: `{_one_line(m.original)}` → "
+                  f"`{_one_line(m.mutated)}`: {review.survivors[m.key][1]}"
+                  for m in mutants if m.status in UNDETECTED
+                  and review.survivors.get(m.key, ("",))[0] == kind]
+        lines.append("")
+    unreviewed = [m for m in mutants if m.status in UNDETECTED and m.key not in review.survivors]
+    if unreviewed:
+        lines += ["**Not reviewed yet:**", ""]
+        lines += [f"* `{m.name}`: `{_one_line(m.original)}` → `{_one_line(m.mutated)}`"
+                  for m in unreviewed]
+    return "\n".join(lines).rstrip()
 
 
 def _row(label: str, counts: Counter) -> str:
-    detected = sum(counts[s] for s in DETECTED)
     judged = counts["all"] - counts["equivalent"]
-    score = f"{100 * detected / judged:.1f} %" if judged else "-"
-    cells = [counts[s] for s in ("all", "killed", "timeout", "survived", "no tests",
-                                 "equivalent")]
-    return f"| {label} | " + " | ".join(str(c) for c in cells) + f" | {score} |"
+    cells = [counts[k] for k in ("all", "killed", "survived", "equivalent", "not pinned")]
+    scores = [_percent(counts["killed"], counts["all"]), _percent(counts["killed"], judged)]
+    return f"| {label} | " + " | ".join(str(c) for c in [*cells, *scores]) + " |"
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "-"
 
 
 def _one_line(text: str) -> str:
-    return " / ".join(text.splitlines()).replace("|", "\\|") or "(nothing)"
+    return " / ".join(text.splitlines()).replace("|", "\\|").replace("`", "'") or "(nothing)"
 
 
-def problems(mutants: list[Mutant], review: dict[tuple, str]) -> list[str]:
-    """Survivors not in the review, reviewed mutants that no longer survive, and mutants that
-    were not run."""
+def problems(mutants: list[Mutant], review: Review) -> list[str]:
+    """Survivors not in the review, reviewed survivors that no longer survive, and mutants
+    that were not run."""
     found = []
-    surviving = {m.key for m in mutants if m.status in UNDETECTED}
+    mutants = in_scope(mutants, review)
     for m in mutants:
-        if m.status in UNDETECTED and m.key not in review:
+        if m.status in UNDETECTED and m.key not in review.survivors:
             found.append(f"{m.name} {m.status}, not reviewed: {_one_line(m.original)} -> "
-                         f"{_one_line(m.mutated)}; kill it with a test, or list it as "
-                         f"equivalent in {REVIEW_FILE.relative_to(ROOT)} with why")
+                         f"{_one_line(m.mutated)}; kill it with a test, or list it in "
+                         f"{REVIEW_FILE.relative_to(ROOT)} with why")
         elif m.status not in (*DETECTED, *UNDETECTED):
             found.append(f"{m.name}: {m.status}; run `make mutation` to the end")
-    for key in review.keys() - surviving:
+    surviving = {m.key for m in mutants if m.status in UNDETECTED}
+    for key in review.survivors.keys() - surviving:
         found.append(f"{REVIEW_FILE.relative_to(ROOT)} lists {key[0]}.{key[1]} "
                      f"{_one_line(key[3])!r}, which no longer survives: remove it")
+    return found
+
+
+def recheck(mutants: list[Mutant], per_outcome: int = 1) -> list[str]:
+    """Run a few mutants again outside mutmut, each in a fresh process with its section's
+    whole test file: the first killed and the first surviving mutant of each section. A
+    worker that fails every test for a reason of its own (as colliding scratch folders once
+    did) reads to mutmut as a kill; here it shows as a difference."""
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        options = tomllib.load(f)["tool"]["mutmut"]["pytest_add_cli_args"]
+    found = []
+    for section in SECTIONS:
+        for outcome in ("killed", "survived"):
+            for m in [m for m in mutants if m.module == section.module
+                      and m.status == outcome][:per_outcome]:
+                run = subprocess.run(
+                    [sys.executable, "-m", "pytest", f"tests/sections/test_{m.module}.py", "-x",
+                     "-q", "--rootdir=.", *options],
+                    cwd=MUTANTS_DIR, env={**os.environ, "MUTANT_UNDER_TEST": m.name},
+                    capture_output=True, text=True)
+                again = {0: "survived", 1: "killed"}.get(run.returncode,
+                                                         f"pytest exit {run.returncode}")
+                print(f"recheck {m.name}: {m.status} in mutmut, {again} on its own")
+                if again != outcome:
+                    found.append(f"{m.name}: {outcome} in mutmut's run, {again} on its own:\n"
+                                 f"{run.stdout[-2000:]}")
     return found
 
 
@@ -225,17 +311,26 @@ def write_report(block: str, path: Path = REPORT_FILE) -> None:
     path.write_text(f"{head}{BEGIN}\n{block}\n{END}{tail}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.mutation", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--targets", action="store_true",
+                        help="print mutmut's name patterns of the functions to mutate, and stop")
+    args = parser.parse_args(argv)
+    review = read_review()
+    if args.targets:
+        print(" ".join(mutmut_targets(review)))
+        return 0
     if not MUTANTS_DIR.is_dir():
         print(f"{MUTANTS_DIR} does not exist: run `mutmut run` first (make mutation does)")
         return 1
     os.chdir(ROOT)  # mutmut reads its files relative to the working directory
-    mutants, review = read_mutants(), read_review()
+    mutants = read_mutants()
     write_report(results_block(mutants, review))
-    found = problems(mutants, review)
+    found = problems(mutants, review) + recheck(in_scope(mutants, review))
     print("\n".join(found))
-    detected = sum(1 for m in mutants if m.status in DETECTED)
-    print(f"{detected} of {len(mutants)} mutants killed; {len(found)} problems; "
+    killed = sum(1 for m in in_scope(mutants, review) if m.status in DETECTED)
+    print(f"{killed} of {len(in_scope(mutants, review))} mutants killed; {len(found)} problems; "
           f"results written to {REPORT_FILE.relative_to(ROOT)}")
     return 1 if found else 0
 

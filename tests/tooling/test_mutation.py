@@ -3,7 +3,15 @@ harness's package names, and the report holds every survivor to the review."""
 
 from mutmut.mutation import trampoline
 
-from course.mutation import Mutant, _function_of, _named_as_mutmut_names_it, problems, results_block
+from course.mutation import (
+    Mutant,
+    Review,
+    _function_of,
+    _named_as_mutmut_names_it,
+    mutmut_targets,
+    problems,
+    results_block,
+)
 
 
 def x_tokenize__mutmut_orig(text):
@@ -37,27 +45,50 @@ def test_function_names_are_read_back_from_mutant_names():
     assert _function_of("solutions.s3_bilm.xǁBiLMǁforward__mutmut_7") == "BiLM.forward"
 
 
-def mutant(number: int, status: str, mutated: str = "") -> Mutant:
-    return Mutant(f"solutions.s4_pretrain.x_bilm_loss__mutmut_{number}", "s4_pretrain",
-                  "bilm_loss", status, "return forward + backward" if mutated else "", mutated)
+def mutant(number: int, status: str, mutated: str = "", function: str = "bilm_loss") -> Mutant:
+    return Mutant(f"solutions.s4_pretrain.x_{function}__mutmut_{number}", "s4_pretrain",
+                  function, status, "return forward + backward" if mutated else "", mutated)
+
+
+def review(survivors=None, not_mutated=None) -> Review:
+    return Review(not_mutated or {}, survivors or {})
 
 
 def test_every_survivor_must_be_reviewed_and_every_review_must_still_survive():
     mutants = [mutant(1, "killed"), mutant(2, "survived", "return backward + forward"),
                mutant(3, "survived", "return forward - backward")]
-    review = {mutants[1].key: "addition commutes",
-              ("s4_pretrain", "bilm_loss", "a", "b"): "a mutant that is gone"}
-    found = problems(mutants, review)
+    found = problems(mutants, review({
+        mutants[1].key: ("equivalent", "addition commutes"),
+        ("s4_pretrain", "bilm_loss", "a", "b"): ("equivalent", "a mutant that is gone")}))
     assert len(found) == 2, found
     assert "mutmut_3 survived, not reviewed" in found[0]
     assert "no longer survives" in found[1]
 
 
-def test_the_score_leaves_out_equivalent_mutants():
-    mutants = [mutant(1, "killed"), mutant(2, "killed"), mutant(3, "killed"),
-               mutant(4, "survived", "return backward + forward")]
-    block = results_block(mutants, {mutants[3].key: "addition commutes"})
-    assert "| 4 pretrain | 4 | 3 | 0 | 1 | 0 | 1 | 100.0 % |" in block, block
-    assert "addition commutes" in block
-    assert "75.0 %" in results_block(mutants, {}) and "**not reviewed**" in results_block(
-        mutants, {})
+def test_a_function_left_out_is_neither_counted_nor_a_problem():
+    mutants = [mutant(1, "killed"), mutant(2, "not checked", function="plot")]
+    left_out = review(not_mutated={("s4_pretrain", "plot"): "a figure"})
+    assert problems(mutants, left_out) == []
+    assert "| 4 pretrain | 1 | 1 | 0 | 0 | 0 | 100.0 % | 100.0 % |" in results_block(
+        mutants, left_out)
+    assert problems(mutants, review()) and "run `make mutation` to the end" in problems(
+        mutants, review())[0]
+
+
+def test_the_second_score_leaves_out_only_the_equivalent():
+    mutants = [mutant(1, "killed"), mutant(2, "killed"),
+               mutant(3, "survived", "return backward + forward"),
+               mutant(4, "survived", "raise ValueError('XX')")]
+    block = results_block(mutants, review({
+        mutants[2].key: ("equivalent", "addition commutes"),
+        mutants[3].key: ("not pinned", "the wording is free")}))
+    assert "| 4 pretrain | 4 | 2 | 2 | 1 | 1 | 50.0 % | 66.7 % |" in block, block
+    assert "addition commutes" in block and "the wording is free" in block
+    assert "Not reviewed yet" in results_block(mutants, review())
+
+
+def test_targets_name_every_function_but_those_left_out():
+    targets = mutmut_targets(review(not_mutated={("s6_context", "plot_context_comparison"): "x"}))
+    assert "solutions.s3_bilm.xǁBiLMǁforward__mutmut_*" in targets
+    assert "solutions.s2_corpus.x_build_vocab__mutmut_*" in targets
+    assert not any("plot_context_comparison" in t for t in targets)
