@@ -1,9 +1,10 @@
 """The pytest plugin that every grading child loads (`-p grading.guard`).
 
-It does three things, all before any of the submission's code runs:
+It does these things, all before any of the submission's code runs:
 
 * makes the run repeatable: python, numpy and torch seeded, torch on one thread (the
   hypothesis profile "course" is derandomised, and the fork server fixes the hash seed);
+* drops hypothesis' shrink phase, which only makes a failure's example simpler to read;
 * writes each test's record (`course.results`) to disk the moment it is made, so that a
   run killed half-way keeps every result it reached;
 * watches the submission: an audit hook notes every import of `solutions` and every file
@@ -26,7 +27,6 @@ import random
 import sys
 import types
 from itertools import repeat
-from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
@@ -111,10 +111,14 @@ def audit_hook(flag: Flags, protected: tuple[str, ...], harness: str):
                     n.startswith(f"{name}.") for n in imported):
                 imported.append(name)
                 flag("imports-solutions", f"imports {name}")
-        elif event == "open" and isinstance(args[0], str) and "solutions" in args[0]:
-            path = os.path.realpath(args[0])
-            if path.startswith(protected) and not _called_from(harness):
-                flag("reads-solutions", f"opens {args[0]}")
+        elif event == "open":
+            target = args[0]
+            if isinstance(target, bytes | os.PathLike):
+                target = os.fsdecode(target)
+            if isinstance(target, str) and "solutions" in target:
+                path = os.path.realpath(target)
+                if path.startswith(protected) and not _called_from(harness):
+                    flag("reads-solutions", f"opens {target}")
 
     return hook
 
@@ -139,9 +143,9 @@ class Space:
         """The fast check, in C loops: every name holds the same object, code, defaults."""
         return (all(map(operator.is_, map(self.mapping.get, self.names, repeat(_MISSING)),
                         self.values))
-                and all(map(operator.is_, map(attrgetter("__code__"), self.functions),
+                and all(map(operator.is_, map(operator.attrgetter("__code__"), self.functions),
                             self.codes))
-                and all(map(operator.is_, map(attrgetter("__defaults__"), self.functions),
+                and all(map(operator.is_, map(operator.attrgetter("__defaults__"), self.functions),
                             self.defaults))
                 and all(repr(self.mapping.get(n)) == text for n, text in self.data.items()))
 
@@ -234,8 +238,8 @@ class Watch:
 
 def _without_shrinking() -> None:
     """The tests' hypothesis profile, less its shrink phase: shrinking finds the simplest
-    failing example for a reader, at the cost of seconds per failing test, and changes no
-    verdict (a test fails on its first failing example either way)."""
+    failing example for a reader, at the cost of seconds per failing test, and never turns a
+    failing test into a passing one or back (it fails on its first failing example)."""
     current = settings.get_profile(settings.get_current_profile_name())
     phases = [p for p in current.phases if p is not Phase.shrink]
     settings.register_profile("grading", current, phases=phases)
