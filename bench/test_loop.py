@@ -1,0 +1,78 @@
+"""The test loop: wall time and peak memory of `make test-solutions` and of `make check`.
+
+`make test-solutions` is `make test` on a complete implementation, the reference. It runs
+twice: first with an empty cache of pre-trained biLMs (a learner's first run, or the first
+after changing sections 1-4, which trains one), then with that cache warm (every later run).
+`make check` runs once, with the repository's own cache as it is.
+
+Peak memory is the largest resident set of any one process of the command's tree (the
+`ru_maxrss` that `wait4` reports for the child and its descendants, as `/usr/bin/time -v`
+shows it), not the sum over processes running at once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.pretrained import CACHE_ENV_VAR
+from course.registry import ROOT
+
+LOG_DIR = ROOT / "build" / "bench"
+# A `make bench` passes its own flags and variables (SECTION=3, -j) down to every make it
+# starts; the measured commands must run as a learner types them.
+INHERITED_FROM_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "SECTION")
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    label: str
+    command: list[str]
+    seconds: float
+    peak_rss_mib: float
+    returncode: int
+    log: Path
+
+
+def run_measured(label: str, command: list[str], env: dict[str, str]) -> CommandRun:
+    """Run `command` in the repository root, output to a log; its wall time and peak RSS."""
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    log = LOG_DIR / f"{re.sub(r'[^a-z0-9]+', '-', label).strip('-')}.log"
+    with log.open("w") as out:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    kib = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)  # macOS counts bytes
+    return CommandRun(label, command, seconds, kib / 1024, process.returncode, log)
+
+
+def measure(include_check: bool = True) -> list[CommandRun]:
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED_FROM_MAKE}
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="elmo-bench-cache-") as cache:
+        cached = {**env, CACHE_ENV_VAR: cache}
+        runs.append(run_measured("test-solutions (cold cache)", ["make", "test-solutions"],
+                                 cached))
+        runs.append(run_measured("test-solutions (warm cache)", ["make", "test-solutions"],
+                                 cached))
+    if include_check:
+        runs.append(run_measured("check", ["make", "check"], env))
+    return runs
+
+
+def describe(runs: list[CommandRun]) -> list[str]:
+    lines = []
+    for run in runs:
+        status = "ok" if run.returncode == 0 else f"FAILED (exit {run.returncode})"
+        lines.append(f"make {run.label:<28} {run.seconds:7.1f} s  peak RSS "
+                     f"{run.peak_rss_mib:6.0f} MiB  {status}; log {run.log.relative_to(ROOT)}")
+    return lines
