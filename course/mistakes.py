@@ -123,6 +123,8 @@ def apply_edits(source: str, mistake: Mistake, filename: str) -> str:
             exactly once in them, or the result does not parse.
     """
     for edit in mistake.edits:
+        if edit.new == edit.old:
+            raise CatalogueError(f"{mistake.id}: an edit of {edit.function} changes nothing")
         blocks = [b for b in find_blocks(source, filename) if b.function == edit.function]
         if not blocks:
             raise CatalogueError(f"{mistake.id}: {filename} has no marked code in {edit.function}")

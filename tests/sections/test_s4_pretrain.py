@@ -131,6 +131,32 @@ def test_each_step_is_one_adam_step_on_a_fresh_gradient(setup, bilm, corpus, pre
         )
 
 
+def test_a_padded_batch_trains_with_its_lengths(setup, bilm, corpus, pretrain):
+    """Two sentences of different lengths in one batch, two epochs: two Adam steps on the
+    loss of the padded batch, with its lengths, as written out by hand."""
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    sentences = ["turn right at the river", "he wore a gold watch on his hand"]
+    setup.set_seed(2)
+    model = bilm.BiLM(len(word2idx), embedding_dim=8, hidden_dim=8)
+    by_hand = copy.deepcopy(model)
+    pretrain.train_bilm(model, sentences, word2idx, pretrain.Recipe(2, 0.01, 2),
+                        device="cpu", log_every=0, progress=False)
+    ids, lengths = corpus.pad_batch(
+        [corpus.encode(s, word2idx, add_boundaries=True) for s in sentences])
+    optimizer = torch.optim.Adam(by_hand.parameters(), lr=0.01)
+    for _ in range(2):
+        optimizer.zero_grad()
+        pretrain.bilm_loss(by_hand(ids, lengths), ids, lengths).backward()
+        optimizer.step()
+    pairs = zip(model.state_dict().items(), by_hand.state_dict().values(), strict=True)
+    for (name, got), want in pairs:
+        assert torch.allclose(got, want, atol=1e-6), (
+            f"after two epochs of one batch of two sentences, {name} differs from two Adam "
+            "steps on the padded batch's loss; does each step pass the batch's lengths to the "
+            "biLM, and take each sentence once per epoch, batch_size at a time?"
+        )
+
+
 def test_loss_is_printed_every_10_epochs(setup, bilm, corpus, pretrain, capsys, monkeypatch):
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     model = bilm.BiLM(len(word2idx), embedding_dim=4, hidden_dim=4)

@@ -96,6 +96,7 @@ def test_a_block_edit_keeps_relative_indentation_and_can_delete():
     (Edit("loss", "total", "t"), "times"),  # ambiguous: several places
     (Edit("given", "a + b", "a"), "no marked code"),  # given code is not the learner's
     (Edit("loss", "if total > 0:", "if total > 0"), "does not parse"),
+    (Edit("loss", "a + b", "a + b"), "changes nothing"),
 ])
 def test_an_edit_that_does_not_apply_is_an_error(edit, problem):
     with pytest.raises(CatalogueError, match=problem):
