@@ -10,7 +10,7 @@ and the report says why. The others are notes: what they concern is never used a
     monkeypatch           yes         the static scan and the guard's watch of the namespaces
     tampered              yes         the sandbox: the run changed its copy of the tests
     ships-tests           no          the submission holds tests, a conftest or pytest settings
-    unreadable            no          a module that is a link, too large, or not UTF-8
+    unreadable            no          a module that is a link or too large (not graded)
 """
 
 from __future__ import annotations
