@@ -72,6 +72,9 @@ SAMPLES = {
                            ("def set_seed(seed: int) -> None:", "def set_seed(seed: int)")),
         "s2_corpus": REFERENCE["s2_corpus"],
     },
+    "import_error": {  # a typo
+        "s1_setup": edited("s1_setup", ("import torch\n", "import torch\nimport numpi\n")),
+    },
     "hogs_memory_and_output": {  # on import: 6 GB (the cap is 4), then 80 MB printed (64)
         "s1_setup": edited("s1_setup", ('DEVICE_ENV_VAR = "ELMO_DEVICE"',
                                         'DEVICE_ENV_VAR = "ELMO_DEVICE"\n'
@@ -263,6 +266,13 @@ def test_a_syntax_error_costs_its_section_only(graded):
     setup = section(broken, "setup")
     assert setup["status"] == ERROR and setup["score"] == 0 and "SyntaxError" in setup["reason"]
     assert section(broken, "corpus")["score"] == 10
+
+
+def test_an_import_error_is_every_test_s_error(graded):
+    setup = section(graded["by_name"]["import_error"], "setup")
+    assert setup["status"] == ERROR and setup["score"] == 0
+    assert set(statuses(setup).values()) == {ERROR}
+    assert "No module named 'numpi'" in setup["reason"]
 
 
 def test_memory_and_output_caps_cost_their_sections_only(graded):
