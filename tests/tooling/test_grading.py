@@ -52,8 +52,7 @@ def edited(module: str, *edits: tuple[str, str]) -> str:
     return source
 
 
-# Each sample: {module: source}. Its loop sleeps rather than spins, to spare a shared CPU;
-# a spinning loop is stopped the same way.
+# Each sample: {module: source}.
 SAMPLES = {
     "partly_done": {
         "s1_setup": REFERENCE["s1_setup"],
@@ -101,7 +100,8 @@ SAMPLES = {
 }
 
 
-# Graded in the interrupted run, section 1 only: they wait for a timeout.
+# Graded in the interrupted run, section 1 only: they wait for a timeout. Their loops sleep
+# rather than spin, to spare a shared CPU; a spinning loop is stopped the same way.
 WAITING = {
     "infinite_loop": {  # set_seed never returns for one seed, which one test uses
         "s1_setup": edited("s1_setup", ("import random\n", "import random\nimport time\n"),
@@ -125,11 +125,10 @@ def write_submission(folder: Path, modules: dict[str, str]) -> Path:
     return folder
 
 
-def grade(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
+def grade(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     result = subprocess.run([sys.executable, "-m", "grading", *args], cwd=cwd,
                             capture_output=True, text=True, timeout=600)
-    if check:
-        assert result.returncode == 0, f"grading failed:\n{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, f"grading failed:\n{result.stdout}\n{result.stderr}"
     return result
 
 
