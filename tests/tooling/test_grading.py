@@ -142,9 +142,11 @@ def scratch():
 
 
 @pytest.fixture(scope="session")
-def work_dir(scratch) -> Path:
-    """One grader work folder for the session: the reference is pre-trained once."""
-    return scratch / "work"
+def work_dir() -> Path:
+    """The grader's work folder, kept between sessions (under build/, which git ignores) so
+    that the reference is pre-trained once, not once per `make check`; every run here is
+    `--fresh`, so no result stored by an earlier session is used."""
+    return ROOT / "build" / "grading-tests"
 
 
 @pytest.fixture(scope="session")
