@@ -183,6 +183,43 @@ def test_reverse_within_lengths_reverses_each_sentence_and_keeps_padding(bilm, c
     assert torch.equal(bilm.reverse_within_lengths(flipped, lengths), ids), "reversing twice"
 
 
+def test_reverse_within_lengths_works_on_the_device_of_its_input(bilm):
+    x = torch.empty(4, 2, 3, device="meta")  # PyTorch's shape-only device: no GPU needed
+    out = bilm.reverse_within_lengths(x, torch.tensor([4, 2]))
+    assert out.device == x.device and out.shape == x.shape, (
+        "make the index tensors on x's device (torch.arange(..., device=x.device), "
+        "lengths.to(x.device)), or the reversal fails on a GPU"
+    )
+
+
+def test_lengths_may_be_a_list(model):
+    ids = torch.full((3, 2), 5)
+    assert torch.equal(model(ids, [3, 2]).layers, model(ids, torch.tensor([3, 2])).layers)
+
+
+def test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1(setup, bilm):
+    setup.set_seed(0)
+    deep = bilm.BiLM(VOCAB, embedding_dim=8, hidden_dim=8, num_layers=3).eval()
+    ids = one_sentence()
+    out = deep(ids)
+    top = out.layers[-1]
+    assert torch.allclose(out.forward_logits, deep.forward_head(top[..., :8]), **TOL), (
+        "the forward logits should be forward_head of the top forward LSTM layer"
+    )
+    assert torch.allclose(out.backward_logits, deep.backward_head(top[..., 8:]), **TOL), (
+        "the backward logits should be backward_head of the top backward LSTM layer"
+    )
+    tokens = deep.token_projection(deep.embedding(ids))
+    first, _ = deep.forward_lstms[0](tokens)
+    second, _ = deep.forward_lstms[1](first)
+    assert torch.allclose(out.layers[1, ..., :8], first, **TOL), (
+        "layer 1 is the first LSTM's output, without a residual connection"
+    )
+    assert torch.allclose(out.layers[2, ..., :8], second + first, **TOL), (
+        "layer 2 is the second LSTM's output plus its input, layer 1: the residual connection"
+    )
+
+
 def test_reverse_within_lengths_handles_feature_dimensions(bilm):
     x = torch.arange(12.0).view(3, 2, 2)
     out = bilm.reverse_within_lengths(x, torch.tensor([3, 2]))
@@ -197,11 +234,12 @@ def test_same_input_twice_gives_identical_output(model):
 
 @pytest.mark.parametrize("ids, error, match", [
     (torch.zeros(3, 1), TypeError, "integer"),
-    (torch.zeros(3, dtype=torch.long), ValueError, r"\(seq_len, batch\)"),
+    (torch.zeros(3, dtype=torch.long), ValueError, r"\(seq_len, batch\).*unsqueeze\(1\)"),
     (torch.zeros(3, 1, 1, dtype=torch.long), ValueError, r"\(seq_len, batch\)"),
+    (torch.zeros(0, 1, dtype=torch.long), ValueError, r"empty batch of shape \(0, 1\)"),
     (torch.tensor([[4], [VOCAB]]), ValueError, rf"\[0, {VOCAB}\)"),
     (torch.tensor([[-1], [4]]), ValueError, rf"\[0, {VOCAB}\)"),
-    ([[4], [5]], TypeError, "Tensor"),
+    ([[4], [5]], TypeError, "Tensor, got list"),
 ])
 def test_bad_ids_are_clear_errors(model, ids, error, match):
     with pytest.raises(error, match=match):

@@ -60,6 +60,17 @@ def test_padding_never_counts_in_the_loss(bilm, corpus, pretrain):
     )
 
 
+def test_the_loss_works_on_the_device_of_its_input(bilm, pretrain):
+    ids = torch.zeros(5, 2, dtype=torch.long, device="meta")  # shape-only: no GPU needed
+    out = bilm.BiLMOutput(*(torch.empty(*shape, device="meta")
+                            for shape in [(3, 5, 2, 4), (5, 2, VOCAB), (5, 2, VOCAB)]))
+    loss = pretrain.bilm_loss(out, ids, torch.tensor([5, 3]))
+    assert loss.device == ids.device and loss.dim() == 0, (
+        "make the position tensors on the ids' device (torch.arange(..., device=ids.device), "
+        "lengths.to(ids.device)), or the loss fails on a GPU"
+    )
+
+
 def test_loss_of_perfect_predictions_is_near_zero(bilm, corpus, pretrain):
     ids, lengths = corpus.pad_batch([[2, 5, 6, 3]])
     fwd = torch.full((4, 1, VOCAB), -50.0)

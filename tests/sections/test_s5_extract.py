@@ -31,6 +31,13 @@ def test_row_i_is_word_i(extract, trained):
             )
 
 
+def test_one_word_as_a_list_of_one_id_is_one_sentence(extract, trained):
+    emb = extract.get_elmo_embeddings(trained.model, [trained.word2idx["bank"]])
+    assert isinstance(emb, torch.Tensor) and emb.shape == (3, 1, 512), (
+        "a list of word ids is one sentence, even a list of one"
+    )
+
+
 def test_batch_gives_one_tensor_per_sentence(extract, trained):
     sentences = ["turn right", "the play was long but good"]
     embs = extract.get_elmo_embeddings(trained.model, sentences, trained.word2idx)
@@ -114,7 +121,9 @@ def test_unknown_words_are_embedded_as_unk(extract, corpus, trained):
 @pytest.mark.parametrize("sentences, error, match", [
     ("", ValueError, "empty"),
     ([], ValueError, "no sentences"),
-    ([[4, 5], []], ValueError, "empty"),
+    ([[4, 5], []], ValueError, "sentence 1 is empty"),
+    ([[4.0, 5.0]], TypeError, "ints"),
+    ([[True, False]], TypeError, "ints"),
     (torch.tensor([1.0, 2.0]), TypeError, "integer"),
     (torch.tensor([[4, 5]]), ValueError, "1-D"),
     ([4, 10_000], ValueError, "must lie in"),
