@@ -2,6 +2,7 @@
 
 import copy
 import math
+import re
 import sys
 
 import pytest
@@ -172,14 +173,30 @@ def test_loss_is_printed_every_10_epochs(setup, bilm, corpus, pretrain, capsys, 
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     model = bilm.BiLM(len(word2idx), embedding_dim=4, hidden_dim=4)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # as in a terminal
-    pretrain.train_bilm(model, corpus.CORPUS[:2], word2idx, pretrain.Recipe(2, 0.01, 20),
-                        device="cpu", progress=False)
+    history = pretrain.train_bilm(model, corpus.CORPUS[:2], word2idx,
+                                  pretrain.Recipe(2, 0.01, 20), device="cpu", progress=False)
     printed = capsys.readouterr()
     lines = [line for line in printed.out.splitlines() if "loss" in line]
     assert len(lines) == 2 and "10" in lines[0] and "20" in lines[1], (
         f"by default the loss is printed at epochs 10 and 20 of 20; printed: {lines}"
     )
+    for line, epoch in zip(lines, (10, 20), strict=True):
+        shown = re.findall(r"\d+\.(\d+)", line)[-1]
+        value = float(re.findall(r"\d+\.\d+", line)[-1])
+        assert abs(value - history[epoch - 1]) <= 0.5 * 10 ** -len(shown) + 1e-9, (
+            f"the line of epoch {epoch} should show that epoch's loss, "
+            f"{history[epoch - 1]:.4f}: {line!r}"
+        )
     assert not printed.err, f"progress=False should show no progress bar: {printed.err!r}"
+
+
+def test_a_progress_bar_by_default(setup, bilm, corpus, pretrain, capsys, monkeypatch):
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    model = bilm.BiLM(len(word2idx), embedding_dim=4, hidden_dim=4)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # as in a terminal
+    pretrain.train_bilm(model, corpus.CORPUS[:2], word2idx, pretrain.Recipe(2, 0.01, 2),
+                        device="cpu", log_every=0)
+    assert capsys.readouterr().err, "by default train_bilm shows a progress bar on stderr"
 
 
 def test_the_device_argument_is_where_it_trains(setup, bilm, corpus, pretrain, monkeypatch):
