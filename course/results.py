@@ -23,15 +23,15 @@ STATUSES = (PASSED, FAILED, ERROR, NOT_IMPLEMENTED, TIMEOUT)
 MESSAGE_LIMIT = 300
 
 
-def is_not_implemented(error: BaseException | None) -> bool:
-    """True when `error`, or an error it was raised from, is a NotImplementedError."""
+def stub_error(error: BaseException | None) -> NotImplementedError | None:
+    """The NotImplementedError that `error` is, or was raised from, if any: a stub's."""
     seen = set()
     while error is not None and id(error) not in seen:
         if isinstance(error, NotImplementedError):
-            return True
+            return error
         seen.add(id(error))
         error = error.__cause__ or error.__context__
-    return False
+    return None
 
 
 def section_number(nodeid: str) -> int | None:
@@ -45,7 +45,7 @@ def status_of(report: pytest.TestReport, error: BaseException | None) -> str:
     pytest.raises that saw no error); error (any other exception, or a broken fixture)."""
     if report.passed:
         return PASSED
-    if is_not_implemented(error):
+    if stub_error(error) is not None:
         return NOT_IMPLEMENTED
     if error is not None and str(error).startswith("Timeout"):
         return TIMEOUT

@@ -38,7 +38,7 @@ from course.harness import IMPL_ENV_VAR, load_isolated, module_of, source_for
 from course.make_exercises import STUB_MESSAGE
 from course.pretrained import pretrained
 from course.registry import ROOT, SECTIONS, Section, find_section
-from course.results import NOT_IMPLEMENTED
+from course.results import NOT_IMPLEMENTED, stub_error
 
 # Derandomised by default, so a learner's run, CI and grading all see the same examples.
 # No "explain" phase: after a failure it spends seconds per test (on a stub, every property
@@ -183,17 +183,6 @@ def _readable(text: str, fixtures: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _stub_error(error: BaseException | None) -> NotImplementedError | None:
-    """The NotImplementedError in `error`'s chain, if any (as `course.results` reads it)."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, NotImplementedError):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
-
-
 def _stub_place(stub: NotImplementedError, names: dict[str, str]) -> tuple[str, int, str]:
     """(file, line, message) of the stub that raised `stub`."""
     frame = traceback.extract_tb(stub.__traceback__)[-1]
@@ -242,7 +231,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     summary = _renamed(call.excinfo.exconly().split("\n")[0], names)
     if isinstance(error, SyntaxError):
         summary = _renamed(f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}", names)
-    stub = _stub_error(error)
+    stub = stub_error(error)
     if stub is not None:
         report.stub, report.stub_seen_by = _stub_place(stub, names), under_test
         text = summary = "{}:{}: {}".format(*report.stub)

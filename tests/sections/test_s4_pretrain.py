@@ -120,6 +120,19 @@ def test_training_is_deterministic_given_the_seed(setup, bilm, corpus, pretrain)
     assert all(torch.equal(first[1][k], second[1][k]) for k in first[1]), "...and weights"
 
 
+def assert_two_adam_steps(pretrain, trained_model, by_hand, ids, lengths, why):
+    """Take two Adam steps (lr 0.01) on `by_hand` with the batch `ids`, by hand, and check
+    that `trained_model`, trained by `train_bilm` from the same weights, matches them."""
+    optimizer = torch.optim.Adam(by_hand.parameters(), lr=0.01)
+    for _ in range(2):
+        optimizer.zero_grad()
+        pretrain.bilm_loss(by_hand(ids, lengths), ids, lengths).backward()
+        optimizer.step()
+    pairs = zip(trained_model.state_dict().items(), by_hand.state_dict().values(), strict=True)
+    for (name, got), want in pairs:
+        assert torch.allclose(got, want, atol=1e-6), f"after training, {name} {why}"
+
+
 def test_each_step_is_one_adam_step_on_a_fresh_gradient(setup, bilm, corpus, pretrain):
     """Two steps on the same sentence, against the same two steps written out by hand."""
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
@@ -130,17 +143,9 @@ def test_each_step_is_one_adam_step_on_a_fresh_gradient(setup, bilm, corpus, pre
     pretrain.train_bilm(model, [sentence, sentence], word2idx, pretrain.Recipe(1, 0.01, 1),
                         device="cpu", log_every=0, progress=False)
     ids, lengths = corpus.pad_batch([corpus.encode(sentence, word2idx, add_boundaries=True)])
-    optimizer = torch.optim.Adam(by_hand.parameters(), lr=0.01)
-    for _ in range(2):
-        optimizer.zero_grad()
-        pretrain.bilm_loss(by_hand(ids, lengths), ids, lengths).backward()
-        optimizer.step()
-    pairs = zip(model.state_dict().items(), by_hand.state_dict().values(), strict=True)
-    for (name, got), want in pairs:
-        assert torch.allclose(got, want, atol=1e-6), (
-            f"after two steps, {name} differs from two Adam steps (lr 0.01) taken by hand; "
-            "is zero_grad() called before each backward(), with the recipe's learning rate?"
-        )
+    assert_two_adam_steps(pretrain, model, by_hand, ids, lengths, (
+        "differs from two Adam steps (lr 0.01) taken by hand; is zero_grad() called before "
+        "each backward(), with the recipe's learning rate?"))
 
 
 def test_a_padded_batch_trains_with_its_lengths(setup, bilm, corpus, pretrain):
@@ -155,18 +160,10 @@ def test_a_padded_batch_trains_with_its_lengths(setup, bilm, corpus, pretrain):
                         device="cpu", log_every=0, progress=False)
     ids, lengths = corpus.pad_batch(
         [corpus.encode(s, word2idx, add_boundaries=True) for s in sentences])
-    optimizer = torch.optim.Adam(by_hand.parameters(), lr=0.01)
-    for _ in range(2):
-        optimizer.zero_grad()
-        pretrain.bilm_loss(by_hand(ids, lengths), ids, lengths).backward()
-        optimizer.step()
-    pairs = zip(model.state_dict().items(), by_hand.state_dict().values(), strict=True)
-    for (name, got), want in pairs:
-        assert torch.allclose(got, want, atol=1e-6), (
-            f"after two epochs of one batch of two sentences, {name} differs from two Adam "
-            "steps on the padded batch's loss; does each step pass the batch's lengths to the "
-            "biLM, and take each sentence once per epoch, batch_size at a time?"
-        )
+    assert_two_adam_steps(pretrain, model, by_hand, ids, lengths, (
+        "differs from two Adam steps on the padded batch's loss; does each step pass the "
+        "batch's lengths to the biLM, and take each sentence once per epoch, batch_size at a "
+        "time?"))
 
 
 def test_loss_is_printed_every_10_epochs(setup, bilm, corpus, pretrain, capsys, monkeypatch):
