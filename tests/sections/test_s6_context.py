@@ -99,10 +99,14 @@ def test_mismatched_shapes_are_a_clear_error(context, a, b):
 
 
 def test_non_vectors_are_a_clear_error(context):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="D >= 1"):
         context.cosine_sim(torch.tensor(1.0), torch.tensor(2.0))
-    with pytest.raises(TypeError):
-        context.cosine_sim([1.0, 0.0], [0.0, 1.0])
+    with pytest.raises(ValueError, match=r"D >= 1.*\(0,\)"):
+        context.cosine_sim(torch.ones(0), torch.ones(0))
+    with pytest.raises(TypeError, match="tensors, got list for a$"):
+        context.cosine_sim([1.0, 0.0], torch.ones(2))
+    with pytest.raises(TypeError, match="tensors, got list for b$"):
+        context.cosine_sim(torch.ones(2), [0.0, 1.0])
 
 
 # --- the comparison, on the biLM pre-trained with seed 0 ---------------------------------
@@ -126,6 +130,17 @@ def test_every_pair_of_sentences_with_one_target_word(comparison, corpus):
         sense_a, sense_b = corpus.SENSE_LABELS[pair.first][2], corpus.SENSE_LABELS[pair.second][2]
         assert pair.same_sense == (sense_a == sense_b), f"{pair}: senses {sense_a}, {sense_b}"
     assert comparison.similarity.shape == (len(expected), 3)
+
+
+def test_the_comparison_keeps_the_sentences_in_order(comparison, corpus):
+    assert comparison.sentences == tuple(sentence for sentence, _, _ in corpus.SENSE_LABELS)
+
+
+def test_labels_without_a_shared_target_word_are_a_clear_error(context, trained):
+    labels = [("turn right at the river", "right", "direction"),
+              ("she put her money in the bank", "bank", "finance")]
+    with pytest.raises(ValueError, match="no target word in two sentences"):
+        context.compare_contexts(trained.model, trained.word2idx, labels)
 
 
 def test_similarity_is_the_cosine_of_the_target_words_embeddings(comparison, corpus, extract,

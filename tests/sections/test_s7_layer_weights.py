@@ -94,6 +94,28 @@ def test_layer_norm_ignores_masked_positions(layer_weights):
         "each layer: one mean and one variance over all unmasked entries of the batch")
 
 
+def test_a_constant_layer_normalises_to_zero_not_nan(layer_weights):
+    layers = torch.stack([torch.full((2, 3, 4), 2.0), torch.randn(2, 3, 4)])
+    mix = layer_weights.ScalarMix(2, do_layer_norm=True, initial_scalar_parameters=[5.0, -5.0])
+    out = mix(layers)
+    assert torch.isfinite(out).all(), (
+        "a constant layer has variance 0: add a small epsilon under the square root "
+        "(AllenNLP's 1e-12), so that it normalises to 0, not nan"
+    )
+
+
+def test_layer_norm_with_every_position_masked_is_a_clear_error(layer_weights):
+    mix = layer_weights.ScalarMix(2, do_layer_norm=True)
+    with pytest.raises(ValueError, match="at least one unmasked position"):
+        mix(torch.randn(2, 3, 4), torch.zeros(3, dtype=torch.bool))
+
+
+def test_a_mask_of_the_wrong_shape_is_a_clear_error(layer_weights):
+    mix = layer_weights.ScalarMix(2, do_layer_norm=True)
+    with pytest.raises(ValueError, match=r"\(3, 4\).*\(3, 5\)"):
+        mix(torch.randn(2, 3, 4, 6), torch.ones(3, 5, dtype=torch.bool))
+
+
 def test_layer_norm_without_a_mask_counts_every_position(layer_weights):
     layers = torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(1))
     mix = layer_weights.ScalarMix(2, do_layer_norm=True)
@@ -173,6 +195,17 @@ def test_fit_learns_a_separable_toy_task_and_moves_the_weights(layer_weights):
     assert (demo.predict(layers) == labels).float().mean() > 0.95
     weights = demo.mix.weights.detach()
     assert weights.argmax() == 2, f"only layer 2 carries the label; weights {weights.tolist()}"
+
+
+def test_fit_uses_adam_with_lr_0_05_by_default(layer_weights):
+    layers = torch.randn(3, 12, 4, generator=torch.Generator().manual_seed(5))
+    labels = torch.arange(12) % 3
+    losses = []
+    for options in ({}, {"lr": 0.05}):
+        torch.manual_seed(0)
+        demo = layer_weights.LayerWeightDemo(3, 4, 3)
+        losses.append(demo.fit(layers, labels, epochs=3, **options))
+    assert losses[0] == losses[1], "fit without lr should train as lr=0.05"
 
 
 # --- the two toy tasks on the biLM pre-trained with seed 0 ------------------------------
