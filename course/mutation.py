@@ -177,16 +177,21 @@ def read_mutants(mutants_dir: Path = MUTANTS_DIR) -> list[Mutant]:
 
 
 def read_review(path: Path = REVIEW_FILE) -> Review:
+    """The review; a survivor gives its own `kind` and `why`, or names one of `[reasons]`."""
     with path.open("rb") as f:
         data = tomllib.load(f)
-    unknown = {e["kind"] for e in data.get("survivor", [])} - KINDS.keys()
-    if unknown:
-        raise ValueError(f"{path}: kind must be one of {sorted(KINDS)}, found {sorted(unknown)}")
+    reasons = data.get("reasons", {})
+    survivors = {}
+    for entry in data.get("survivor", []):
+        case = reasons[entry["reason"]] if "reason" in entry else entry
+        if case["kind"] not in KINDS:
+            raise ValueError(f"{path}: kind must be one of {sorted(KINDS)}, got {case['kind']!r}")
+        key = (entry["module"], entry["function"], entry["original"].strip(),
+               entry["mutated"].strip())
+        survivors[key] = (case["kind"], case["why"])
     return Review(
         {(e["module"], e["function"]): e["why"] for e in data.get("not_mutated", [])},
-        {(e["module"], e["function"], e["original"].strip(), e["mutated"].strip()):
-         (e["kind"], e["why"]) for e in data.get("survivor", [])},
-    )
+        survivors)
 
 
 def mutmut_targets(review: Review, solutions: Path = ROOT / SOURCE_PACKAGE) -> list[str]:
