@@ -30,15 +30,16 @@ mutants of each section by outcome, and holds every surviving mutant to the revi
 free on purpose, because a learner's correct code may differ there), and each listed one
 must still survive. The review also names the functions left out of mutation, with why;
 `--targets` prints mutmut's name patterns for all the others, which `make mutation` passes
-to `mutmut run`. The report runs a few mutants again on their own, to see that mutmut's
-verdicts hold outside its workers, rewrites the results block of `MUTATION.md`, and exits 1
-on any difference.
+to `mutmut run`. The report runs every survivor again against its section's whole test
+file, and a few kills too (see `settle`), rewrites the results block of `MUTATION.md`, and
+exits 1 on any difference.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import functools
 import importlib
 import json
@@ -47,6 +48,7 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -235,15 +237,19 @@ def results_block(mutants: list[Mutant], review: Review) -> str:
     rows.append(_row("**all**", totals))
     lines = [*rows, ""]
     for kind, meaning in KINDS.items():
-        lines += [f"**{kind.capitalize()}** ({meaning}):", ""]
-        lines += [f"* `{m.module}.{m.function}`: `{_one_line(m.original)}` → "
-                  f"`{_one_line(m.mutated)}`: {review.survivors[m.key][1]}"
-                  for m in mutants if m.status in UNDETECTED
-                  and review.survivors.get(m.key, ("",))[0] == kind]
-        lines.append("")
+        lines += [f"### {kind.capitalize()}", "", f"{meaning.capitalize()}.", ""]
+        by_reason: dict[str, list[Mutant]] = {}
+        for m in mutants:
+            if m.status in UNDETECTED and review.survivors.get(m.key, ("",))[0] == kind:
+                by_reason.setdefault(review.survivors[m.key][1], []).append(m)
+        for why, group in by_reason.items():
+            lines += [f"* {why}", ""]
+            lines += [f"  * `{m.module}.{m.function}`: `{_one_line(m.original)}` → "
+                      f"`{_one_line(m.mutated)}`" for m in group]
+            lines.append("")
     unreviewed = [m for m in mutants if m.status in UNDETECTED and m.key not in review.survivors]
     if unreviewed:
-        lines += ["**Not reviewed yet:**", ""]
+        lines += ["### Not reviewed yet", ""]
         lines += [f"* `{m.name}`: `{_one_line(m.original)}` → `{_one_line(m.mutated)}`"
                   for m in unreviewed]
     return "\n".join(lines).rstrip()
@@ -283,30 +289,50 @@ def problems(mutants: list[Mutant], review: Review) -> list[str]:
     return found
 
 
-def recheck(mutants: list[Mutant], per_outcome: int = 1) -> list[str]:
-    """Run a few mutants again outside mutmut, each in a fresh process with its section's
-    whole test file: the first killed and the first surviving mutant of each section. A
-    worker that fails every test for a reason of its own (as colliding scratch folders once
-    did) reads to mutmut as a kill; here it shows as a difference."""
+def run_alone(mutant: Mutant) -> str:
+    """"killed" or "survived": the mutant against its section's whole test file, in a fresh
+    process, outside mutmut."""
     with (ROOT / "pyproject.toml").open("rb") as f:
         options = tomllib.load(f)["tool"]["mutmut"]["pytest_add_cli_args"]
-    found = []
-    for section in SECTIONS:
-        for outcome in ("killed", "survived"):
-            for m in [m for m in mutants if m.module == section.module
-                      and m.status == outcome][:per_outcome]:
-                run = subprocess.run(
-                    [sys.executable, "-m", "pytest", f"tests/sections/test_{m.module}.py", "-x",
-                     "-q", "--rootdir=.", *options],
-                    cwd=MUTANTS_DIR, env={**os.environ, "MUTANT_UNDER_TEST": m.name},
-                    capture_output=True, text=True)
-                again = {0: "survived", 1: "killed"}.get(run.returncode,
-                                                         f"pytest exit {run.returncode}")
-                print(f"recheck {m.name}: {m.status} in mutmut, {again} on its own")
-                if again != outcome:
-                    found.append(f"{m.name}: {outcome} in mutmut's run, {again} on its own:\n"
-                                 f"{run.stdout[-2000:]}")
-    return found
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", f"tests/sections/test_{mutant.module}.py", "-x", "-q",
+         "--rootdir=.", *options],
+        cwd=MUTANTS_DIR, env={**os.environ, "MUTANT_UNDER_TEST": mutant.name},
+        capture_output=True, text=True)
+    return {0: "survived", 1: "killed"}.get(run.returncode, f"pytest exit {run.returncode}")
+
+
+def settle(mutants: list[Mutant], jobs: int = 2) -> tuple[list[Mutant], list[str]]:
+    """Run every survivor, and the first killed mutant of each section, again on its own.
+
+    mutmut runs only the tests it saw call a mutant's function, and a call made while a
+    module-scoped fixture is set up counts for the first test that uses the fixture only: a
+    survivor may be one that the section's other tests would kill. So each survivor runs
+    against its section's whole test file, and one that fails there counts as killed. A kill
+    is checked the same way, one per section: a worker that fails every test for a reason of
+    its own (as colliding scratch folders once did) reads to mutmut as a kill.
+
+    Returns the mutants with the settled outcomes, and the differences that are problems.
+    """
+    survivors = [m for m in mutants if m.status in UNDETECTED]
+    sample = [next(m for m in mutants if m.module == s.module and m.status in DETECTED)
+              for s in SECTIONS if any(m.module == s.module and m.status in DETECTED
+                                       for m in mutants)]
+    with ThreadPoolExecutor(jobs) as pool:
+        outcomes = dict(zip(survivors + sample, pool.map(run_alone, survivors + sample),
+                            strict=True))
+    settled, found = [], []
+    for m in mutants:
+        alone = outcomes.get(m)
+        if m in sample and alone != "killed":
+            found.append(f"{m.name}: killed in mutmut's run, {alone} on its own")
+        if m.status in UNDETECTED and alone == "killed":
+            print(f"{m.name}: killed by its section's whole test file")
+            m = dataclasses.replace(m, status="killed", original="", mutated="")
+        elif m.status in UNDETECTED and alone != "survived":
+            found.append(f"{m.name}: {m.status} in mutmut's run, {alone} on its own")
+        settled.append(m)
+    return settled, found
 
 
 def write_report(block: str, path: Path = REPORT_FILE) -> None:
@@ -330,9 +356,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{MUTANTS_DIR} does not exist: run `mutmut run` first (make mutation does)")
         return 1
     os.chdir(ROOT)  # mutmut reads its files relative to the working directory
-    mutants = read_mutants()
+    mutants, found = settle(in_scope(read_mutants(), review))
     write_report(results_block(mutants, review))
-    found = problems(mutants, review) + recheck(in_scope(mutants, review))
+    found += problems(mutants, review)
     print("\n".join(found))
     killed = sum(1 for m in in_scope(mutants, review) if m.status in DETECTED)
     print(f"{killed} of {len(in_scope(mutants, review))} mutants killed; {len(found)} problems; "
