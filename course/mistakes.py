@@ -25,6 +25,7 @@ apply to the reference any more.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import json
@@ -102,17 +103,12 @@ def load_catalogue(directory: Path = CATALOGUE_DIR) -> list[Mistake]:
         spec = importlib.util.spec_from_file_location(f"mistakes_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        mistakes += [_with_section(m, section) for m in module.MISTAKES]
+        mistakes += [dataclasses.replace(m, section=section) for m in module.MISTAKES]
     ids = [m.id for m in mistakes]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:
         raise CatalogueError(f"mistake ids must be unique; repeated: {', '.join(repeated)}")
     return sorted(mistakes, key=lambda m: m.section.number)
-
-
-def _with_section(mistake: Mistake, section: Section) -> Mistake:
-    return Mistake(mistake.id, mistake.mistake, mistake.concept, mistake.caught_by,
-                   mistake.edits, section)
 
 
 def apply_edits(source: str, mistake: Mistake, filename: str) -> str:
@@ -144,8 +140,9 @@ def apply_edits(source: str, mistake: Mistake, filename: str) -> str:
 
 
 def _matches(lines: list[str], first: int, last: int, edit: Edit) -> list[tuple]:
-    """(line index, indentation or column) of each place `edit.old` occurs in lines
-    first..last (1-based, the markers excluded)."""
+    """(line index, then the column or the indentation) of each place where `edit.old`
+    occurs in `lines[first:last]`: with a block's line numbers, the lines between its two
+    markers."""
     found = []
     if "\n" not in edit.old:
         for i in range(first, last):
@@ -185,7 +182,8 @@ def _block_lines(edit: Edit) -> tuple[list[str], list[str]]:
 # --- running the tests -----------------------------------------------------------------------
 # Every job runs in a process forked from the runner, which has imported torch and pytest once.
 # `course.harness` makes its scratch folder when it is imported, so the runner never imports
-# it itself: each job does, inside its own temporary folder, which is removed afterwards.
+# it itself: each job does, inside its own temporary folder, which is removed afterwards (and
+# reloads it, where the runner was started from a process that had imported it already).
 
 
 def _harness():
