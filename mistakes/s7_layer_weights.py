@@ -22,7 +22,7 @@ MISTAKES = [
         "layer-0-left-out",
         "ScalarMix mixes layers 1 to L only, dropping the token layer",
         concept="the mix runs over every layer j = 0 .. L, the token layer included",
-        caught_by="test_output_is_gamma_times_the_weighted_sum",
+        caught_by="test_every_layer_counts_in_the_mix",
         edits=[Edit("ScalarMix.forward", "zip(self.weights, layers, strict=True)",
                     "zip(self.weights[1:], layers[1:], strict=True)")],
     ),

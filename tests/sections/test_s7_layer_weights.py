@@ -61,6 +61,15 @@ def test_output_is_gamma_times_the_weighted_sum(layer_weights, stack):
     np.testing.assert_allclose(as_stack.detach().numpy(), expected, **TOL)
 
 
+def test_every_layer_counts_in_the_mix(layer_weights):
+    layers = torch.stack([torch.full((2, 4), float(j + 1)) for j in range(3)])  # layer j: j + 1
+    mixed = layer_weights.ScalarMix(3)(layers)
+    assert torch.allclose(mixed, torch.full((2, 4), 2.0)), (
+        f"with equal weights, layers holding 1, 2 and 3 mix to 2, got {float(mixed[0, 0]):.3f}: "
+        "the mix runs over every layer j = 0 .. L, layer 0 included"
+    )
+
+
 @given(layer_stacks(max_layers=4))
 def test_layer_norm_normalises_each_layer_on_its_own(layer_weights, stack):
     layers, scalars = stack
