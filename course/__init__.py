@@ -1,1 +1,11 @@
-"""Tooling of the ELMo course: the section registry and what reads it."""
+"""The learner runtime of the ELMo course, shipped whole in the handout: the registry, the
+isolation harness, the tests' plugins, the progress table, the pre-trained biLM and what
+the notebooks call. It imports nothing of the course's tools, grader or reference."""
+
+import os
+
+from .registry import BUILD_DIR
+
+# torch makes a cache folder for its compiler the first time an optimiser is built; keep it
+# with the course's other build files rather than in /tmp.
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(BUILD_DIR / "torchinductor"))

@@ -1,79 +1,146 @@
 """Load one section of an implementation under test, with every other section from the
 reference, so that a learner's unfinished or broken section never fails another's tests.
 
-    package = load_isolated(Path("exercises"), find_section("bilm"))
-    bilm = module_of(package, find_section("bilm"))    # the learner's s3_bilm
-    corpus = module_of(package, find_section("corpus"))  # solutions' s2_corpus
+    harness = Harness(Path("exercises"))                 # the reference: course's default
+    package = harness.load(find_section("bilm"))
+    bilm = harness.module(package, find_section("bilm"))      # exercises/s3_bilm.py
+    corpus = harness.module(package, find_section("corpus"))  # the reference's s2_corpus
 
-The sections import each other relatively (`from .s3_bilm import BiLM`), so copying the
-chosen files into a fresh package is all it takes. Where the reference is absent (a
-learner's handout has no `solutions/`), every section comes from the implementation.
+The sections import each other relatively (`from .s3_bilm import BiLM`), so a package is all
+it takes: `load` makes one, named after a digest of its modules' bytes, whose modules are
+imported from their own files, where they are. Tracebacks, pytest's reports and a notebook's
+errors therefore name `exercises/s3_bilm.py` and its lines, and nothing is ever copied.
+Where the reference is absent (a learner's handout), every section comes from the
+implementation.
+
+Each package's modules run the bytes that were hashed, never a stale `__pycache__`; loading
+again after an edit gives a new package, and loading unchanged files gives the same one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
-import shutil
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from .registry import ROOT, SECTIONS, Section
+from .registry import REFERENCE_DIR, SECTIONS, Section, find_section
 
-REFERENCE_DIR = ROOT / "solutions"
-IMPL_ENV_VAR = "ELMO_IMPL"
-
-_WORKDIR = Path(tempfile.mkdtemp(prefix="elmo-under-test-"))
-_loaded: dict[tuple[str, ...], ModuleType] = {}
+PACKAGE_PREFIX = "elmo_"
 
 
-def source_for(impl_dir: Path, under_test: Section, section: Section) -> Path:
-    """The file that `section` is taken from when `under_test` is the section being tested."""
-    reference = REFERENCE_DIR / f"{section.module}.py"
-    if section == under_test or not reference.exists():
-        return impl_dir / f"{section.module}.py"
-    return reference
+class _SourceLoader(importlib.abc.SourceLoader):
+    """A module from fixed bytes at a real path: no bytecode read or written."""
+
+    def __init__(self, path: Path, source: bytes) -> None:
+        self.path, self.source = str(path), source
+
+    def get_filename(self, fullname: str) -> str:
+        return self.path
+
+    def get_data(self, path: str) -> bytes:
+        return self.source
 
 
-def load_isolated(impl_dir: Path, under_test: Section) -> ModuleType:
-    """A fresh package holding `under_test` from `impl_dir` and the others from the reference.
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds the modules of every package that a `Harness` has made, by their full name."""
 
-    Raises:
-        FileNotFoundError: `impl_dir` has no module for `under_test`.
+    def __init__(self) -> None:
+        self.sources: dict[str, tuple[Path, bytes]] = {}
+
+    def find_spec(self, fullname, path=None, target=None):
+        found = self.sources.get(fullname)
+        if found is None:
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname, found[0], loader=_SourceLoader(*found))
+
+
+_FINDER = _Finder()
+sys.meta_path.append(_FINDER)
+
+
+class Harness:
+    """The sections of `impl_dir`, each tested against the others of `reference_dir`.
+
+    Args:
+        impl_dir: the folder of the implementation under test (section modules by name).
+        reference_dir: the reference's folder; where it lacks a module (or does not exist),
+            that section comes from `impl_dir` too.
     """
-    impl_dir = Path(impl_dir).resolve()
-    target = impl_dir / f"{under_test.module}.py"
-    if not target.exists():
-        raise FileNotFoundError(f"section {under_test.number}: {target} does not exist")
-    sources = [source_for(impl_dir, under_test, s) for s in SECTIONS]
-    key = tuple(hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else "" for p in sources)
-    if key in _loaded:
-        return _loaded[key]
-    name = f"elmo_under_test_{len(_loaded)}"
-    package_dir = _WORKDIR / name
-    package_dir.mkdir()
-    (package_dir / "__init__.py").write_text(f'"""{under_test.module} from {impl_dir}."""\n')
-    for section, source in zip(SECTIONS, sources, strict=True):
-        if source.exists():
-            shutil.copyfile(source, package_dir / f"{section.module}.py")
-    if str(_WORKDIR) not in sys.path:
-        sys.path.insert(0, str(_WORKDIR))
-    importlib.invalidate_caches()
-    _loaded[key] = package = importlib.import_module(name)
-    return package
+
+    def __init__(self, impl_dir: str | Path, reference_dir: str | Path = REFERENCE_DIR) -> None:
+        self.impl_dir = Path(impl_dir).resolve()
+        self.reference_dir = Path(reference_dir).resolve()
+
+    def source_for(self, under_test: Section, section: Section) -> Path:
+        """The file that `section` comes from when `under_test` is the section tested."""
+        reference = self.reference_dir / section.file_name
+        if section == under_test or not reference.exists():
+            return self.impl_dir / section.file_name
+        return reference
+
+    def load(self, under_test: Section) -> ModuleType:
+        """A package of every section: `under_test` from the implementation, the others
+        from the reference. Its modules are imported when first asked for (`module`).
+
+        Raises:
+            FileNotFoundError: the implementation has no module for `under_test`.
+        """
+        target = self.impl_dir / under_test.file_name
+        if not target.exists():
+            raise FileNotFoundError(f"section {under_test.number}: {target} does not exist")
+        files = {s.module: self.source_for(under_test, s) for s in SECTIONS}
+        sources = {m: p.read_bytes() for m, p in files.items() if p.exists()}
+        digest = hashlib.sha256()
+        for module in sorted(sources):
+            digest.update(f"{module}\0{files[module]}\0".encode() + sources[module])
+        name = f"{PACKAGE_PREFIX}{digest.hexdigest()[:16]}"
+        if name not in sys.modules:
+            for module, source in sources.items():
+                _FINDER.sources[f"{name}.{module}"] = (files[module], source)
+            spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+            package = importlib.util.module_from_spec(spec)
+            package.__path__ = []
+            package.__doc__ = f"{under_test.module} from {self.impl_dir}, the others from " \
+                              f"{self.reference_dir}"
+            package.sources = files
+            package.digests = {m: hashlib.sha256(s).hexdigest() for m, s in sources.items()}
+            sys.modules[name] = package
+        return sys.modules[name]
+
+    @staticmethod
+    def module(package: ModuleType, section: Section) -> ModuleType:
+        """Import `section`'s module of `package` (errors of that module surface here)."""
+        return importlib.import_module(f"{package.__name__}.{section.module}")
+
+    def sections(self, under_test: Section) -> Sections:
+        """Every section's module as `under_test`'s tests see it, by name."""
+        return Sections(self.load(under_test))
 
 
-def module_of(package: ModuleType, section: Section) -> ModuleType:
-    """Import `section`'s module from an isolated package (errors of that module surface here)."""
-    return importlib.import_module(f"{package.__name__}.{section.module}")
+class Sections:
+    """The modules of one package by their section's name (`.corpus`, `.bilm`, ...), each
+    imported when first used; `.package` is the package itself."""
+
+    def __init__(self, package: ModuleType) -> None:
+        self.package = package
+
+    def __getattr__(self, name: str) -> ModuleType:
+        try:
+            section = find_section(name)
+        except KeyError as err:
+            raise AttributeError(err.args[0]) from None
+        return Harness.module(self.package, section)
 
 
 def sources_key(package: ModuleType, sections: list[Section]) -> str:
-    """A digest of the source of `sections` in `package`: equal digests, equal behaviour."""
+    """A digest of `sections`' sources in `package`: equal digests, equal behaviour."""
     digest = hashlib.sha256()
     for section in sections:
-        path = Path(package.__file__).parent / f"{section.module}.py"
-        digest.update(path.read_bytes() if path.exists() else b"")
+        digest.update(package.digests.get(section.module, "").encode())
     return digest.hexdigest()

@@ -17,22 +17,21 @@ from types import ModuleType, SimpleNamespace
 
 import torch
 
-from .harness import module_of, sources_key
-from .registry import ROOT, SECTIONS
+from .harness import Harness, sources_key
+from .registry import CACHE_DIR, CACHE_ENV_VAR, SECTIONS
 
-CACHE_ENV_VAR = "ELMO_CACHE_DIR"
 TRAINING_SEED = 0
 _in_memory: dict[str, SimpleNamespace] = {}
 
 
 def _cache_dir() -> Path | None:
-    setting = os.environ.get(CACHE_ENV_VAR, str(ROOT / "build" / "cache"))
+    setting = os.environ.get(CACHE_ENV_VAR, str(CACHE_DIR))
     return Path(setting) if setting else None
 
 
 def pretrained(package: ModuleType) -> SimpleNamespace:
     """`.model` (a fresh copy each call, on CPU), `.word2idx`, `.idx2word`, `.history`."""
-    setup, corpus, bilm, pretrain = (module_of(package, s) for s in SECTIONS[:4])
+    setup, corpus, bilm, pretrain = (Harness.module(package, s) for s in SECTIONS[:4])
     key = hashlib.sha256(
         f"{sources_key(package, list(SECTIONS[:4]))} {torch.__version__}".encode()
     ).hexdigest()[:16]

@@ -3,7 +3,8 @@
     python -m course.progress build/results.json [--impl exercises]
 
 It reads the records that `course.results` writes, one per test. A section earns its points
-(from `course.toml`) in proportion to the tests it passes; the next step is the first
+(from `course.toml`) in proportion to the tests it passes (`section_points`, the formula the
+grader uses too); a bonus section's points come on top of the 100. The next step is the first
 unfinished section, with its hint from the registry and its first test that does not pass.
 """
 
@@ -16,10 +17,15 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .registry import ROOT, SECTIONS, Section
+from .registry import MAX_POINTS, RESULTS_FILE, ROOT, SECTIONS, Section, shown
 from .results import NOT_IMPLEMENTED, PASSED, STATUSES
 
 BAR_WIDTH = 20
+
+
+def section_points(section: Section, passed: int, total: int) -> float:
+    """What a section earns: its points shared equally by its `total` tests."""
+    return section.points * passed / total if total else 0.0
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,7 @@ class SectionProgress:
 
     @property
     def points(self) -> float:
-        return self.section.points * self.passed / self.total if self.total else 0.0
+        return section_points(self.section, self.passed, self.total)
 
     @property
     def done(self) -> bool:
@@ -79,17 +85,20 @@ def _bar(fraction: float) -> str:
 
 def table(progress: list[SectionProgress]) -> str:
     """One row per section and a total: tests passed of total, points, a bar, the state."""
-    width = max(len(p.section.name) for p in progress) + 4
+    width = max(len(p.section.name) + 8 * p.section.bonus for p in progress) + 4
     rows = [f"{'section':{width}} {'tests':>7} {'points':>9}  progress"]
     for p in progress:
-        label = f"{p.section.number:2} {p.section.name}"
+        label = f"{p.section.number:2} {p.section.name}" + (" (bonus)" if p.section.bonus else "")
         tests = f"{p.passed}/{p.total}" if p.total else "-"
         points = f"{_number(p.points)}/{p.section.points}"
         bar = _bar(p.passed / p.total) if p.total else " " * (BAR_WIDTH + 7)
         rows.append(f"{label:{width}} {tests:>7} {points:>9}  {bar}  {p.state}")
     passed, total = sum(p.passed for p in progress), sum(p.total for p in progress)
-    points = f"{_number(sum(p.points for p in progress))}/{sum(s.points for s in SECTIONS)}"
-    rows.append(f"{'   total':{width}} {f'{passed}/{total}':>7} {points:>9}")
+    core = sum(p.points for p in progress if not p.section.bonus)
+    bonus = sum(p.points for p in progress if p.section.bonus)
+    points = f"{_number(core)}/{MAX_POINTS}"
+    extra = f"  + {_number(bonus)} bonus" if any(p.section.bonus for p in progress) else ""
+    rows.append(f"{'   total':{width}} {f'{passed}/{total}':>7} {points:>9}{extra}")
     return "\n".join(rows)
 
 
@@ -106,10 +115,9 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
     message, _, introspection = problem["message"].partition(" assert ")
     if introspection and message in ("AssertionError:", ""):
         message = problem["message"]
-    module = impl_dir / f"{section.module}.py"
-    shown = module.relative_to(ROOT) if module.is_relative_to(ROOT) else module
     return "\n".join([
-        f"Next: section {section.number} ({section.name}), {section.title}, in {shown}",
+        f"Next: section {section.number} ({section.name}), {section.title}, in "
+        f"{shown(impl_dir / section.file_name)}",
         f"  hint: {section.hint}",
         f"  first test to pass: {problem['name']} ({problem['status']})",
         f"    {message}",
@@ -120,8 +128,8 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course.progress",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", type=Path, nargs="?", default=ROOT / "build" / "results.json",
-                        help="the JSON that `-p course.results --results-json` wrote")
+    parser.add_argument("results", type=Path, nargs="?", default=RESULTS_FILE,
+                        help="the JSON that the tests' `--results-json` wrote")
     parser.add_argument("--impl", type=Path, default=Path("exercises"),
                         help="the implementation that was tested, for the next step's path")
     args = parser.parse_args(argv)

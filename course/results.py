@@ -1,7 +1,7 @@
 """A pytest plugin that records every section test's outcome, for the progress table and
-the grader:
+the grader (the section tests' conftest loads it):
 
-    pytest tests/sections -p course.results --results-json build/results.json
+    pytest tests/sections --results-json build/results.json
 
 Each record: {"nodeid", "section", "name", "status", "message"}, where status is one of
 STATUSES. A test fails as "not implemented" when a stub's NotImplementedError is anywhere
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .registry import SECTIONS
+from .registry import section_of_test
 
 PASSED, FAILED, ERROR, NOT_IMPLEMENTED, TIMEOUT = (
     "passed", "failed", "error", "not implemented", "timeout")
@@ -32,12 +32,6 @@ def stub_error(error: BaseException | None) -> NotImplementedError | None:
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
-
-
-def section_number(nodeid: str) -> int | None:
-    """`tests/sections/test_s3_bilm.py::test_x` -> 3."""
-    stem = Path(nodeid.split("::")[0]).stem.removeprefix("test_")
-    return next((s.number for s in SECTIONS if s.module == stem), None)
 
 
 def status_of(report: pytest.TestReport, error: BaseException | None) -> str:
@@ -79,7 +73,7 @@ class Recorder:
             return  # keep a test's first failure: a teardown error after it adds nothing
         self.records[item.nodeid] = {
             "nodeid": item.nodeid,
-            "section": section_number(item.nodeid),
+            "section": getattr(section_of_test(item.nodeid), "number", None),
             "name": item.name,
             "status": status,
             "message": "" if status == PASSED else short_message(error),

@@ -1,8 +1,5 @@
-# Generated from solutions/s1_setup.py by `make exercises`. This file is yours: replace each
+# Section 1 of the ELMo course. This file is yours: replace each
 # `raise NotImplementedError(...)` with your code, then run `make test SECTION=1`.
-# `make exercises` refuses to overwrite a file you have changed unless it is forced.
-# The stubs leave some imports unused (until your code uses them) and some lines long:
-# ruff: noqa: F401, E501
 """Section 1 - Setup: reproducible seeds and device selection.
 
 Every later section calls `set_seed` before it initialises weights or shuffles data,

@@ -1,8 +1,5 @@
-# Generated from solutions/s2_corpus.py by `make exercises`. This file is yours: replace each
+# Section 2 of the ELMo course. This file is yours: replace each
 # `raise NotImplementedError(...)` with your code, then run `make test SECTION=2`.
-# `make exercises` refuses to overwrite a file you have changed unless it is forced.
-# The stubs leave some imports unused (until your code uses them) and some lines long:
-# ruff: noqa: F401, E501
 """Section 2 - Toy corpus and vocabulary.
 
 The corpus is 32 hand-written sentences built around four polysemous words, each used in

@@ -1,8 +1,5 @@
-# Generated from solutions/s3_bilm.py by `make exercises`. This file is yours: replace each
+# Section 3 of the ELMo course. This file is yours: replace each
 # `raise NotImplementedError(...)` with your code, then run `make test SECTION=3`.
-# `make exercises` refuses to overwrite a file you have changed unless it is forced.
-# The stubs leave some imports unused (until your code uses them) and some lines long:
-# ruff: noqa: F401, E501
 """Section 3 - The bidirectional language model (biLM).
 
     ids (T, B) ──embedding──> x (T, B, 128) ──projection──> p (T, B, 256)

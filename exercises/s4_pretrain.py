@@ -1,8 +1,5 @@
-# Generated from solutions/s4_pretrain.py by `make exercises`. This file is yours: replace each
+# Section 4 of the ELMo course. This file is yours: replace each
 # `raise NotImplementedError(...)` with your code, then run `make test SECTION=4`.
-# `make exercises` refuses to overwrite a file you have changed unless it is forced.
-# The stubs leave some imports unused (until your code uses them) and some lines long:
-# ruff: noqa: F401, E501
 """Section 4 - Pre-training the biLM: forward LM loss + backward LM loss.
 
 The paper maximises the log likelihood of both directions (Peters et al. 2018, eq. 1):
@@ -17,7 +14,7 @@ Recipe. The seed trains one sentence at a time (`SEED_RECIPE`: batch 1, Adam, lr
 50 epochs: 1600 small steps). `DEFAULT_RECIPE` puts the whole 32-sentence corpus in one
 batch with lr 0.02 for 40 epochs: the per-step cost barely grows with the batch, a larger
 step size is safe with the less noisy gradient, and it passes the seed recipe's final loss
-after about 16 epochs. `make bench` measures both side by side.
+after about 16 epochs.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-# Generated from solutions/s5_extract.py by `make exercises`. This file is yours: replace each
+# Section 5 of the ELMo course. This file is yours: replace each
 # `raise NotImplementedError(...)` with your code, then run `make test SECTION=5`.
-# `make exercises` refuses to overwrite a file you have changed unless it is forced.
-# The stubs leave some imports unused (until your code uses them) and some lines long:
-# ruff: noqa: F401, E501
 """Section 5 - Extracting layer-wise ELMo embeddings from the pre-trained biLM.
 
 For every word of a sentence the biLM gives L + 1 = 3 representations (Peters et al. 2018,

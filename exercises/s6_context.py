@@ -1,8 +1,5 @@
-# Generated from solutions/s6_context.py by `make exercises`. This file is yours: replace each
+# Section 6 of the ELMo course. This file is yours: replace each
 # `raise NotImplementedError(...)` with your code, then run `make test SECTION=6`.
-# `make exercises` refuses to overwrite a file you have changed unless it is forced.
-# The stubs leave some imports unused (until your code uses them) and some lines long:
-# ruff: noqa: F401, E501
 """Section 6 - Context comparison: how much one word's embedding moves with its sentence.
 
 For every polysemous target word of the corpus (bank, play, right, watch) and every pair of
@@ -14,8 +11,8 @@ sentences that contain it, the cosine similarity of the word's embeddings, one p
 
 The pairs fall into two groups: same sense (two "bank" of money) and different sense (a
 "bank" of money and a "bank" of a river). The seed notebook expects different-sense pairs
-to drift apart as the layers go up while same-sense pairs stay close; `make demo` prints
-what this toy biLM actually does, and the README reports it over several training seeds.
+to drift apart as the layers go up while same-sense pairs stay close; section 6's notebook
+shows what this toy biLM actually does.
 
 Cosine similarity here is cos(a, b) = <a, b> / (|a| |b|), with the convention that a zero
 vector is similar to nothing: cos(0, b) = 0.

@@ -1,8 +1,5 @@
-# Generated from solutions/s7_layer_weights.py by `make exercises`. This file is yours: replace each
+# Section 7 of the ELMo course. This file is yours: replace each
 # `raise NotImplementedError(...)` with your code, then run `make test SECTION=7`.
-# `make exercises` refuses to overwrite a file you have changed unless it is forced.
-# The stubs leave some imports unused (until your code uses them) and some lines long:
-# ruff: noqa: F401, E501
 """Section 7 - Learned layer weights: the scalar mix of ELMo, and what a task makes of it.
 
 ELMo hands a downstream task not one layer but a learned mixture of all of them
@@ -26,8 +23,8 @@ positions of the whole batch (the paper's "in some cases, layer normalization ..
 
 and, the paper's way in its Tables 5 and 6, also probes each layer on its own (first biLSTM
 layer better for POS tagging, 97.3 vs 96.8; second better for word sense disambiguation,
-69.0 vs 67.4). That different tasks prefer different layers is the hypothesis; `make demo`
-measures it over several training seeds and the README reports what held.
+69.0 vs 67.4). That different tasks prefer different layers is the hypothesis; section 7's
+notebook measures what this toy biLM makes of it.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ import pytest
 import torch
 from hypothesis import Phase, settings
 
-from course.harness import load_isolated, module_of
+from course.harness import Harness
 from course.registry import SECTIONS, find_section
 from course.results import Recorder
 
@@ -88,10 +88,10 @@ class StreamingRecorder(Recorder):
         """Every record is on disk already."""
 
 
-def _called_from(filename: str) -> bool:
+def _called_from(filenames: tuple[str, ...]) -> bool:
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_code.co_filename == filename:
+        if frame.f_code.co_filename in filenames:
             return True
         frame = frame.f_back
     return False
@@ -99,7 +99,7 @@ def _called_from(filename: str) -> bool:
 
 def audit_hook(flag: Flags, protected: tuple[str, ...], harness: str):
     """An audit hook flagging imports of `solutions` and reads of `protected` folders by
-    anything but the harness (which copies the other sections' reference modules)."""
+    anything but the harness."""
 
     imported: list[str] = []
 
@@ -117,7 +117,7 @@ def audit_hook(flag: Flags, protected: tuple[str, ...], harness: str):
                 target = os.fsdecode(target)
             if isinstance(target, str) and "solutions" in target:
                 path = os.path.realpath(target)
-                if path.startswith(protected) and not _called_from(harness):
+                if path.startswith(protected) and not _called_from((harness,)):
                     flag("reads-solutions", f"opens {target}")
 
     return hook
@@ -208,16 +208,16 @@ class Watch:
     """Snapshots the watched names once the tests are collected (before the submission is
     imported) and flags every one that a test leaves replaced, removed or changed."""
 
-    def __init__(self, flag: Flags, impl: Path, section: str) -> None:
-        self.flag, self.impl, self.section = flag, impl, find_section(section)
+    def __init__(self, flag: Flags, harness: Harness, section: str) -> None:
+        self.flag, self.harness, self.section = flag, harness, find_section(section)
         self.spaces: list[Space] = []
 
     def _load_earlier_sections(self) -> tuple[str, ...]:
         """Import the reference's modules of the earlier sections (they never import a later
         one, so never the submission) to watch them too."""
-        package = load_isolated(self.impl, self.section)
+        package = self.harness.load(self.section)
         earlier = [s for s in SECTIONS if s.number < self.section.number]
-        return (package.__name__, *(module_of(package, s).__name__ for s in earlier))
+        return (package.__name__, *(Harness.module(package, s).__name__ for s in earlier))
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -258,9 +258,10 @@ def pytest_configure(config: pytest.Config) -> None:
     torch.set_num_threads(1)
     flag = Flags(Path(config.getoption("--grading-flags")))
     protected = tuple(os.path.realpath(p) + os.sep for p in config.getoption("--grading-protect"))
-    harness = sys.modules[load_isolated.__module__].__file__
+    harness = sys.modules[Harness.__module__].__file__
     sys.addaudithook(audit_hook(flag, protected, harness))
     config.pluginmanager.register(StreamingRecorder(Path(records)), "grading-recorder")
     config.pluginmanager.register(
-        Watch(flag, Path(config.getoption("--impl")), config.getoption("--section")),
+        Watch(flag, Harness(config.getoption("--impl"), config.getoption("--reference")),
+              config.getoption("--section")),
         "grading-watch")

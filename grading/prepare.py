@@ -22,10 +22,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from course.harness import REFERENCE_DIR, load_isolated
-from course.pretrained import CACHE_ENV_VAR, pretrained
-from course.registry import SECTIONS
-from course.results import section_number
+from course.harness import Harness
+from course.pretrained import pretrained
+from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, SECTIONS, section_of_test
 
 
 class _Collector:
@@ -42,7 +41,7 @@ def collect_tests() -> dict[str, list[str]]:
                         "-p", "no:cacheprovider"], plugins=[collector])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         raise RuntimeError(f"collecting the section tests failed (pytest exit status {code})")
-    return {str(s.number): [n for n in collector.nodeids if section_number(n) == s.number]
+    return {str(s.number): [n for n in collector.nodeids if section_of_test(n) == s]
             for s in SECTIONS}
 
 
@@ -50,7 +49,7 @@ def warm_cache() -> list[str]:
     """Train (or load) the reference biLM; the cache file that holds exactly its weights.
     Files of an older reference are removed, so that runs are not given them."""
     cache = Path(os.environ[CACHE_ENV_VAR])
-    weights = pretrained(load_isolated(REFERENCE_DIR, SECTIONS[0])).model.state_dict()
+    weights = pretrained(Harness(REFERENCE_DIR).load(SECTIONS[0])).model.state_dict()
     kept = []
     for path in sorted(cache.glob("bilm-*.pt")):
         saved = torch.load(path, map_location="cpu", weights_only=True)["state_dict"]

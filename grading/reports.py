@@ -14,13 +14,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import asdict
 
 from course.registry import Section
 from course.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
 
-from .integrity import Flag
-from .scoring import SectionResult, SubmissionResult, TestResult
+from .scoring import SectionResult, SubmissionResult
 
 STATUS_MARKS = {PASSED: "", FAILED: "F", ERROR: "E", TIMEOUT: "T", NOT_IMPLEMENTED: "N"}
 FLAGGED_MARK = "!"
@@ -32,32 +30,9 @@ def number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-def result_to_dict(result: SubmissionResult) -> dict:
-    data = asdict(result)
-    data["score"], data["max_score"] = round(result.score, 4), result.max_score
-    for flags in [data["flags"], *(s["flags"] for s in data["sections"])]:
-        for flag in flags:
-            flag["penalised"] = Flag(flag["kind"], flag["detail"]).penalised
-    return data
-
-
-def _flag(data: dict) -> Flag:
-    return Flag(data["kind"], data["detail"], data.get("section"))
-
-
-def result_from_dict(data: dict) -> SubmissionResult:
-    sections = [
-        SectionResult(**{**s, "flags": [_flag(f) for f in s["flags"]],
-                         "tests": [TestResult(**t) for t in s["tests"]]})
-        for s in data["sections"]
-    ]
-    return SubmissionResult(data["name"], data["path"], data["digest"], sections,
-                            [_flag(f) for f in data["flags"]])
-
-
 def json_report(results: list[SubmissionResult], settings: dict) -> str:
     return json.dumps({"settings": settings,
-                       "submissions": [result_to_dict(r) for r in results]}, indent=1)
+                       "submissions": [r.to_dict() for r in results]}, indent=1)
 
 
 def _label(section: Section) -> str:

@@ -31,15 +31,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.registry import ROOT, Section
+from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, RUNTIME_FILES, Section
 
-# course.pretrained.CACHE_ENV_VAR, spelled out: that module imports torch, and the grader's
-# own process has no need of torch (tests/tooling/test_grading.py checks the two agree).
-CACHE_ENV_VAR = "ELMO_CACHE_DIR"
-# What a run's private root holds, as globs relative to the repository.
-COPIED = ("course.toml", "pyproject.toml", "course/*.py", "tests/__init__.py",
-          "tests/sections/*.py", "solutions/*.py", "grading/*.py")
-REFERENCE_DIR = "solutions"
+# What a run's private root holds, as globs relative to the repository: the learner runtime,
+# the reference and the grader's own plugin.
+COPIED = (*RUNTIME_FILES, f"{REFERENCE_DIR.name}/*.py", "grading/*.py")
 # What a section's run imports, imported once in the fork server: torch alone takes seconds,
 # and hypothesis loads libcst on a test's first failure.
 PRELOADED = ("numpy", "torch", "torch.nn", "torch.nn.functional", "pytest", "_pytest.python",
@@ -80,7 +76,7 @@ class Pristine:
 
     def for_section(self, section: Section) -> dict[str, bytes]:
         """Everything but the reference of `section`."""
-        own = f"{REFERENCE_DIR}/{section.module}.py"
+        own = f"{REFERENCE_DIR.name}/{section.file_name}"
         return {name: data for name, data in self.files.items() if name != own}
 
 
@@ -308,10 +304,9 @@ class Sandbox:
         records, flags = run_dir / "records.jsonl", run_dir / "flags.jsonl"
         output = run_dir / "output.txt"
         argv = ["tests/sections", "--impl", str(impl), "--section", str(section.number),
-                "-c", "pyproject.toml", "--rootdir", ".", "-p", "grading.guard",
+                "-c", "pytest.ini", "--rootdir", ".", "-p", "grading.guard",
                 "--grading-records", str(records), "--grading-flags", str(flags),
-                "--grading-protect", str(root / REFERENCE_DIR),
-                "--grading-protect", str(ROOT / REFERENCE_DIR),
+                "--grading-protect", str(REFERENCE_DIR),
                 "--timeout", str(self.limits.test_timeout_s), "--tb=line", "-q",
                 "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         started = time.monotonic()

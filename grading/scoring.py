@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import re
 import signal
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
-from course.progress import SectionProgress
+from course.progress import section_points
 from course.registry import Section
 from course.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
 
@@ -78,6 +78,15 @@ class SubmissionResult:
     def all_flags(self) -> list[Flag]:
         return [*self.flags, *(f for s in self.sections for f in s.flags)]
 
+    def to_dict(self) -> dict:
+        """Everything, as plain data: the JSON report's and the store's."""
+        data = asdict(self)
+        data["score"], data["max_score"] = round(self.score, 4), self.max_score
+        for flags in [data["flags"], *(s["flags"] for s in data["sections"])]:
+            for flag in flags:
+                flag["penalised"] = Flag(flag["kind"], flag["detail"]).penalised
+        return data
+
 
 def _short(text: str) -> str:
     text = " ".join(text.split())
@@ -129,7 +138,6 @@ def score_run(section: Section, nodeids: list[str], run: SectionRun, flags: list
         tests.append(TestResult(nodeid, nodeid.split("::")[-1], status, message, 0.0,
                                 section.points / len(nodeids)))
     penalised = [f for f in flags if f.penalised]
-    progress = SectionProgress(section, tuple({"status": t.status} for t in tests))
     for test in tests:
         test.score = test.max_score if test.status == PASSED and not penalised else 0.0
     status = section_status(tests)
@@ -148,7 +156,9 @@ def score_run(section: Section, nodeids: list[str], run: SectionRun, flags: list
         first = next(t for t in tests if t.status == status)
         reason = f"{first.name}: {first.message}"
     return SectionResult(section.number, section.name, section.title, section.points,
-                         0.0 if penalised else progress.points, status, _short(reason),
+                         0.0 if penalised else section_points(
+                             section, sum(t.status == PASSED for t in tests), len(tests)),
+                         status, _short(reason),
                          flags, tests, round(run.seconds, 2))
 
 

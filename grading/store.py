@@ -16,8 +16,8 @@ import os
 import re
 from pathlib import Path
 
-from .reports import result_from_dict, result_to_dict
-from .scoring import SubmissionResult
+from .integrity import Flag
+from .scoring import SectionResult, SubmissionResult, TestResult
 from .submissions import Submission
 
 
@@ -48,5 +48,20 @@ class Store:
 
     def save(self, result: SubmissionResult) -> None:
         stored = {"settings": self.settings_key, "digest": result.digest,
-                  "result": result_to_dict(result)}
+                  "result": result.to_dict()}
         write_atomically(self.path(result.name), json.dumps(stored, indent=1))
+
+
+def _flag(data: dict) -> Flag:
+    return Flag(data["kind"], data["detail"], data.get("section"))
+
+
+def result_from_dict(data: dict) -> SubmissionResult:
+    """The result that `SubmissionResult.to_dict` wrote."""
+    sections = [
+        SectionResult(**{**s, "flags": [_flag(f) for f in s["flags"]],
+                         "tests": [TestResult(**t) for t in s["tests"]]})
+        for s in data["sections"]
+    ]
+    return SubmissionResult(data["name"], data["path"], data["digest"], sections,
+                            [_flag(f) for f in data["flags"]])

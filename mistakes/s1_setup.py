@@ -1,6 +1,6 @@
 """Section 1 (setup): mistakes in seeding and in choosing the device."""
 
-from course.mistakes import Edit, Mistake
+from tools.mistakes import Edit, Mistake
 
 MISTAKES = [
     Mistake(

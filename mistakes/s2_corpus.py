@@ -1,6 +1,6 @@
 """Section 2 (corpus): mistakes in tokenizing, numbering the vocabulary, encoding, padding."""
 
-from course.mistakes import Edit, Mistake
+from tools.mistakes import Edit, Mistake
 
 MISTAKES = [
     Mistake(

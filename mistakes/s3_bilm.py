@@ -1,6 +1,6 @@
 """Section 3 (bilm): mistakes in the biLM's directions, layers and padding."""
 
-from course.mistakes import Edit, Mistake
+from tools.mistakes import Edit, Mistake
 
 MISTAKES = [
     Mistake(

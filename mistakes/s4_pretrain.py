@@ -1,6 +1,6 @@
 """Section 4 (pretrain): mistakes in the biLM loss and the training loop."""
 
-from course.mistakes import Edit, Mistake
+from tools.mistakes import Edit, Mistake
 
 MISTAKES = [
     Mistake(

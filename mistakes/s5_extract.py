@@ -1,6 +1,6 @@
 """Section 5 (extract): mistakes in running the biLM to extract ELMo embeddings."""
 
-from course.mistakes import Edit, Mistake
+from tools.mistakes import Edit, Mistake
 
 MISTAKES = [
     Mistake(

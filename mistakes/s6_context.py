@@ -1,6 +1,6 @@
 """Section 6 (context): mistakes in the cosine similarity and in choosing what to compare."""
 
-from course.mistakes import Edit, Mistake
+from tools.mistakes import Edit, Mistake
 
 MISTAKES = [
     Mistake(

@@ -1,6 +1,6 @@
 """Section 7 (layer_weights): mistakes in the scalar mix of the biLM's layers."""
 
-from course.mistakes import Edit, Mistake
+from tools.mistakes import Edit, Mistake
 
 MISTAKES = [
     Mistake(

@@ -48,13 +48,13 @@
 # notebook stops with `NotImplementedError: section <n> (...): ... is not implemented yet` at
 # the first cell that calls your code: that is where to start.
 #
-# The cell below is the one switch: `IMPL = "solutions"` runs the reference implementation
-# instead, to see what the finished section does (in a handout without `solutions/`, your
-# code is all there is). A notebook takes your section from `IMPL` and every other section
-# from the reference, as the tests do, so an unfinished section never breaks another's.
+# The cell below is each notebook's one switch: the folder of the implementation it runs,
+# your `exercises/`. A section's notebook runs that section of `IMPL`, and the sections
+# before it as its tests see them, so it can be worked through as soon as the section is
+# written.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # your code; "solutions" runs the reference implementation instead
+IMPL = "exercises"  # the implementation these cells run: your exercises/
 
 # %% [markdown]
 # ## Where you stand
@@ -66,7 +66,7 @@ IMPL = "exercises"  # your code; "solutions" runs the reference implementation i
 # %%
 from IPython.display import Markdown
 
-from course.notebooks import stubs_left
+from course.notebook import stubs_left
 from course.registry import SECTIONS
 
 rows = ["| # | section | notebook | points | still to write |", "|---|---|---|---|---|"]

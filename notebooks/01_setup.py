@@ -16,7 +16,7 @@
 # moves to a GPU without change.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # your code; "solutions" runs the reference implementation instead
+IMPL = "exercises"  # the implementation these cells run: your exercises/
 
 # %%
 import random
@@ -24,12 +24,12 @@ import random
 import numpy as np
 import torch
 
-from course.harness import load_isolated, module_of
-from course.notebooks import run_checks
+from course.notebook import load_sections, run_checks
 from course.registry import find_section
 
 SECTION = find_section("setup")
-setup = module_of(load_isolated(IMPL, SECTION), SECTION)
+sections = load_sections(IMPL, SECTION.name)
+setup = sections.setup
 
 # %% [markdown]
 # ## One seed, one sequence of draws

@@ -26,17 +26,17 @@
 #   `(max_len, batch)`, padded with `<pad>` after each sentence's end, and their lengths.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # your code; "solutions" runs the reference implementation instead
+IMPL = "exercises"  # the implementation these cells run: your exercises/
 
 # %%
 from collections import Counter
 
-from course.harness import load_isolated, module_of
-from course.notebooks import run_checks
+from course.notebook import load_sections, run_checks
 from course.registry import find_section
 
 SECTION = find_section("corpus")
-corpus = module_of(load_isolated(IMPL, SECTION), SECTION)
+sections = load_sections(IMPL, SECTION.name)
+corpus = sections.corpus
 
 # %% [markdown]
 # ## The corpus

@@ -31,19 +31,18 @@
 # `forward`, and the `_run_stack` helper that runs one direction's stack.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # your code; "solutions" runs the reference implementation instead
+IMPL = "exercises"  # the implementation these cells run: your exercises/
 
 # %%
 import torch
 
-from course.harness import load_isolated, module_of
-from course.notebooks import run_checks
+from course.notebook import load_sections, run_checks
 from course.registry import find_section
 
 SECTION = find_section("bilm")
-package = load_isolated(IMPL, SECTION)
-bilm = module_of(package, SECTION)
-corpus = module_of(package, find_section("corpus"))
+sections = load_sections(IMPL, SECTION.name)
+bilm = sections.bilm
+corpus = sections.corpus
 
 # %% [markdown]
 # ## Reversing within lengths

@@ -25,7 +25,7 @@
 # the 32 sentences as one batch, with learning rate 0.02, for 40 epochs.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # your code; "solutions" runs the reference implementation instead
+IMPL = "exercises"  # the implementation these cells run: your exercises/
 
 # %%
 import math
@@ -33,14 +33,13 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from course.harness import load_isolated, module_of
-from course.notebooks import run_checks
+from course.notebook import load_sections, run_checks
 from course.registry import find_section
 
 SECTION = find_section("pretrain")
-package = load_isolated(IMPL, SECTION)
-pretrain = module_of(package, SECTION)
-setup, corpus, bilm = (module_of(package, find_section(n)) for n in ("setup", "corpus", "bilm"))
+sections = load_sections(IMPL, SECTION.name)
+pretrain = sections.pretrain
+setup, corpus, bilm = sections.setup, sections.corpus, sections.bilm
 
 word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
 setup.set_seed(0)

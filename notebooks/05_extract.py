@@ -27,21 +27,20 @@
 # `build/cache`): this notebook is about reading it out, not training it.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # your code; "solutions" runs the reference implementation instead
+IMPL = "exercises"  # the implementation these cells run: your exercises/
 
 # %%
 import torch
 from torch.nn import functional as F
 
-from course.harness import load_isolated, module_of
-from course.notebooks import run_checks
+from course.notebook import load_sections, run_checks
 from course.pretrained import pretrained
 from course.registry import find_section
 
 SECTION = find_section("extract")
-package = load_isolated(IMPL, SECTION)
-extract = module_of(package, SECTION)
-trained = pretrained(package)
+sections = load_sections(IMPL, SECTION.name)
+extract = sections.extract
+trained = pretrained(sections.package)
 print(f"a biLM pre-trained for {len(trained.history)} epochs, final loss "
       f"{trained.history[-1]:.3f}")
 

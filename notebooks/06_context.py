@@ -26,22 +26,21 @@
 # the cosine of the word's embeddings at each layer) and `plot_context_comparison`.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # your code; "solutions" runs the reference implementation instead
+IMPL = "exercises"  # the implementation these cells run: your exercises/
 
 # %%
 import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course.harness import load_isolated, module_of
-from course.notebooks import run_checks
+from course.notebook import load_sections, run_checks
 from course.pretrained import pretrained
 from course.registry import find_section
 
 SECTION = find_section("context")
-package = load_isolated(IMPL, SECTION)
-context = module_of(package, SECTION)
-trained = pretrained(package)
+sections = load_sections(IMPL, SECTION.name)
+context = sections.context
+trained = pretrained(sections.package)
 set_matplotlib_formats("png")  # the section draws without pyplot: show its figures as images
 
 # %% [markdown]

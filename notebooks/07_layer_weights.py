@@ -27,23 +27,22 @@
 # the figure below measure, for one seed: read them, rather than expect it.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # your code; "solutions" runs the reference implementation instead
+IMPL = "exercises"  # the implementation these cells run: your exercises/
 
 # %%
 import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course.harness import load_isolated, module_of
-from course.notebooks import run_checks
+from course.notebook import load_sections, run_checks
 from course.pretrained import pretrained
 from course.registry import find_section
 
 SECTION = find_section("layer_weights")
-package = load_isolated(IMPL, SECTION)
-layer_weights = module_of(package, SECTION)
-corpus = module_of(package, find_section("corpus"))
-trained = pretrained(package)
+sections = load_sections(IMPL, SECTION.name)
+layer_weights = sections.layer_weights
+corpus = sections.corpus
+trained = pretrained(sections.package)
 set_matplotlib_formats("png")  # the section draws without pyplot: show its figures as images
 
 # %% [markdown]

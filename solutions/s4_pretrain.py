@@ -12,7 +12,7 @@ Recipe. The seed trains one sentence at a time (`SEED_RECIPE`: batch 1, Adam, lr
 50 epochs: 1600 small steps). `DEFAULT_RECIPE` puts the whole 32-sentence corpus in one
 batch with lr 0.02 for 40 epochs: the per-step cost barely grows with the batch, a larger
 step size is safe with the less noisy gradient, and it passes the seed recipe's final loss
-after about 16 epochs. `make bench` measures both side by side.
+after about 16 epochs.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ sentences that contain it, the cosine similarity of the word's embeddings, one p
 
 The pairs fall into two groups: same sense (two "bank" of money) and different sense (a
 "bank" of money and a "bank" of a river). The seed notebook expects different-sense pairs
-to drift apart as the layers go up while same-sense pairs stay close; `make demo` prints
-what this toy biLM actually does, and the README reports it over several training seeds.
+to drift apart as the layers go up while same-sense pairs stay close; section 6's notebook
+shows what this toy biLM actually does.
 
 Cosine similarity here is cos(a, b) = <a, b> / (|a| |b|), with the convention that a zero
 vector is similar to nothing: cos(0, b) = 0.

@@ -21,8 +21,8 @@ positions of the whole batch (the paper's "in some cases, layer normalization ..
 
 and, the paper's way in its Tables 5 and 6, also probes each layer on its own (first biLSTM
 layer better for POS tagging, 97.3 vs 96.8; second better for word sense disambiguation,
-69.0 vs 67.4). That different tasks prefer different layers is the hypothesis; `make demo`
-measures it over several training seeds and the README reports what held.
+69.0 vs 67.4). That different tasks prefer different layers is the hypothesis; section 7's
+notebook measures what this toy biLM makes of it.
 """
 
 from __future__ import annotations

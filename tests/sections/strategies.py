@@ -1,7 +1,7 @@
 """Hypothesis strategies shared by the section tests, kept in one place.
 
 They never import an implementation: tests that need the corpus's words draw them with
-`st.data()` from the fixture's `CORPUS`, so the same strategies serve `solutions/`,
+`st.data()` from the fixture's `CORPUS`, so the same strategies serve the reference,
 `exercises/` and any submission.
 """
 

@@ -2,7 +2,9 @@
 
 from collections import Counter
 
-from solutions import s2_corpus as corpus
+from tools import reference
+
+corpus = reference().corpus
 
 POLYSEMOUS = ("bank", "play", "right")
 

@@ -17,13 +17,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from course import make_exercises as gen
-from course.harness import source_for
+from course.harness import Harness
 from course.progress import next_step, summarise, table
-from course.registry import ROOT, SECTIONS, find_section
+from course.registry import ROOT, SECTIONS, STUB_MESSAGE, find_section
 from course.results import NOT_IMPLEMENTED, PASSED
+from tools import exercises as gen
 
 BILM = find_section("bilm")
+HARNESS_PACKAGE = re.compile(r"elmo_[0-9a-f]{16}")  # what the harness names its packages
 SOLUTION_RESULTS = ROOT / "build" / "results-solutions.json"  # `make test-solutions` writes it
 
 
@@ -84,10 +85,11 @@ def test_code_after_a_block_stays_and_nested_scopes_name_the_function():
     ]
 
 
-def test_the_generated_header_says_so_and_keeps_the_docstring_first():
+def test_the_header_names_the_section_and_keeps_the_docstring_first():
     exercise = gen.stub_module('"""Doc."""\n\ndef f():\n    # BEGIN SOLUTION\n    return 1\n'
                                '    # END SOLUTION\n', BILM)
-    assert exercise.startswith("# Generated from solutions/s3_bilm.py by `make exercises`")
+    assert exercise.startswith("# Section 3 of the ELMo course.")
+    assert "make test SECTION=3" in exercise.splitlines()[1]
     assert ast.get_docstring(ast.parse(exercise)) == "Doc."
 
 
@@ -138,7 +140,7 @@ def test_a_block_outside_a_function_body_is_an_error(source, complaint):
 
 
 def test_the_stub_message_is_parsed_back():
-    match = gen.STUB_MESSAGE.search("section 7 (layer_weights): ScalarMix.forward is not "
+    match = STUB_MESSAGE.search("section 7 (layer_weights): ScalarMix.forward is not "
                                     "implemented yet")
     assert (match["number"], match["name"], match["function"]) == (
         "7", "layer_weights", "ScalarMix.forward")
@@ -226,12 +228,14 @@ def test_check_finds_stale_and_edited_exercises(trees):
 
 def test_check_finds_solution_code_left_in_exercises(trees):
     solutions, exercises = trees
-    stub = 'raise NotImplementedError("section 3 (bilm): BiLM._run_stack is not implemented yet")'
-    exercise = exercises / "s3_bilm.py"
-    exercise.write_text(exercise.read_text().replace(stub, f"{stub}\n        return outputs"))
-    leaks = gen.leaked_solution_code(solutions, exercises)
-    assert len(leaks) == 1 and "BiLM._run_stack still holds solution code: `return outputs`" in (
-        leaks[0])
+    stub = 'raise NotImplementedError("section 4 (pretrain): bilm_loss is not implemented yet")'
+    body = (solutions / "s4_pretrain.py").read_text().split("def bilm_loss")[1]
+    body = body.split("# BEGIN SOLUTION\n")[1].split("    # END SOLUTION")[0]
+    exercise = exercises / "s4_pretrain.py"
+    exercise.write_text(exercise.read_text().replace(f"    {stub}\n", body))
+    leaks = gen.check(solutions, exercises)
+    assert any("s4_pretrain.py holds" in leak and "s4_pretrain.py: bilm_loss" in leak
+               for leak in leaks), leaks
 
 
 def test_check_finds_a_broken_marker(trees):
@@ -269,7 +273,7 @@ def run_section_tests(impl: Path, results: Path, sections=SECTIONS) -> subproces
     files = [f"tests/sections/test_{section.module}.py" for section in sections]
     return subprocess.run(
         [sys.executable, "-m", "pytest", *files, "--impl", str(impl),
-         "-p", "course.results", "--results-json", str(results)],
+         "--results-json", str(results)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
 
@@ -308,7 +312,7 @@ def test_the_stubs_read_as_not_implemented_yet(pristine_run):
     for section in SECTIONS:
         assert f"exercises/{section.module}.py:" in run.stdout, run.stdout[-3000:]
     assert "FAILURES" not in run.stdout, "a stub is not a wrong answer"
-    assert "elmo_under_test" not in run.stdout and "elmo-under-test" not in run.stdout
+    assert not HARNESS_PACKAGE.search(run.stdout) and "/tmp/" not in run.stdout
 
 
 def _is_fresh(results: Path) -> bool:
@@ -357,8 +361,8 @@ def test_copying_one_solution_module_makes_exactly_that_section_pass(one_section
     assert set(statuses[4]) == {NOT_IMPLEMENTED}, (
         "section 4's tests should see only its own stub, not the syntax error of section 2 "
         f"nor the missing function of section 3: {statuses[4]}")
-    assert str(impl / "s2_corpus.py") in run.stdout, "the learner's path, not the copy's"
-    assert "elmo_under_test" not in run.stdout and "elmo-under-test" not in run.stdout
+    assert str(impl / "s2_corpus.py") in run.stdout, "the learner's own file"
+    assert not HARNESS_PACKAGE.search(run.stdout), "modules by the folder they come from"
 
 
 def test_make_test_for_the_finished_section_exits_zero_and_shows_progress(one_section_done):
@@ -381,8 +385,9 @@ def test_with_one_solution_module_copied_its_tests_run_only_reference_code(tmp_p
     impl = tmp_path / "impl"
     shutil.copytree(ROOT / "exercises", impl)
     shutil.copy(ROOT / "solutions" / f"{done.module}.py", impl)
+    harness = Harness(impl)
     for under_test in SECTIONS:
-        sources = [source_for(impl, under_test, section).read_bytes() for section in SECTIONS]
+        sources = [harness.source_for(under_test, section).read_bytes() for section in SECTIONS]
         reference = [(ROOT / "solutions" / f"{s.module}.py").read_bytes() for s in SECTIONS]
         if under_test == done:
             assert sources == reference
@@ -395,7 +400,7 @@ def test_with_one_solution_module_copied_its_tests_run_only_reference_code(tmp_p
 # --- what a failing test says -------------------------------------------------------------
 
 def test_a_shape_mismatch_names_the_dimension():
-    from tests.sections.conftest import pytest_assertrepr_compare
+    from course.report import pytest_assertrepr_compare
 
     lines = pytest_assertrepr_compare(None, "==", torch.Size([3, 7, 1, 256]), (3, 7, 1, 512))
     assert "found shape (3, 7, 1, 256), expected (3, 7, 1, 512)" in lines

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from course.mistakes import (
+from course.registry import ROOT, SECTIONS, find_section
+from tools.mistakes import (
     CatalogueError,
     Edit,
     Mistake,
     apply_edits,
     load_catalogue,
 )
-from course.registry import ROOT, SECTIONS, find_section
 
 CATALOGUE = load_catalogue()
 
@@ -107,7 +107,7 @@ def test_the_runner_reports_a_mistake_that_no_test_catches(tmp_path):
     """Two mistakes of section 2: one its test catches, and one that changes nothing the
     test can see (an equivalent rewrite), which must count as not caught."""
     (tmp_path / "s2_corpus.py").write_text(textwrap.dedent('''
-        from course.mistakes import Edit, Mistake
+        from tools.mistakes import Edit, Mistake
 
         TEST = "test_special_tokens_have_fixed_indices"
         NUMBERING = "[*SPECIAL_TOKENS, *words]"
@@ -118,7 +118,7 @@ def test_the_runner_reports_a_mistake_that_no_test_catches(tmp_path):
                     [Edit("build_vocab", NUMBERING, "[*SPECIAL_TOKENS] + words")]),
         ]
     '''))
-    run = subprocess.run([sys.executable, "-m", "course.mistakes", "--catalogue", str(tmp_path)],
+    run = subprocess.run([sys.executable, "-m", "tools.mistakes", "--catalogue", str(tmp_path)],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     lines = run.stdout.strip().splitlines()
     assert run.returncode == 1, run.stdout + run.stderr

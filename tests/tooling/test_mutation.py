@@ -3,7 +3,7 @@ harness's package names, and the report holds every survivor to the review."""
 
 from mutmut.mutation import trampoline
 
-from course.mutation import (
+from tools.mutation import (
     Mutant,
     Review,
     _function_of,
@@ -26,7 +26,7 @@ def harness_imported_function(text):
     return "never called: the trampoline calls the original or a mutant"
 
 
-harness_imported_function.__module__ = "elmo_under_test_3.s2_corpus"  # as the harness names it
+harness_imported_function.__module__ = "elmo_0123456789abcdef.s2_corpus"  # as the harness names it
 
 
 def test_a_mutant_is_found_under_the_harness_package_name(monkeypatch):

@@ -6,9 +6,11 @@ import shutil
 import nbformat
 import pytest
 
-from course import notebooks
-from course.notebooks import FIRST_CALL_TAG, NOTEBOOKS_DIR, PARAMETERS_TAG, Outcome
-from course.registry import ROOT, find_section
+from course import notebook as notebooks
+from course.notebook import PARAMETERS_TAG, Outcome
+from course.registry import NOTEBOOKS_DIR, ROOT, find_section
+from tools import notebooks as tools_notebooks
+from tools.notebooks import FIRST_CALL_TAG
 
 SOURCE = '''\
 # %% [markdown]
@@ -34,35 +36,28 @@ def read(name: str) -> nbformat.NotebookNode:
     return nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
 
 
-def test_a_source_gives_its_cells_with_tags():
-    cells = notebooks.parse_cells(SOURCE)
-    assert [c.cell_type for c in cells] == ["markdown", "code", "code", "markdown"]
+def test_a_source_gives_its_cells_with_tags_and_the_root_cell(tmp_path):
+    source = tmp_path / notebooks.OVERVIEW.replace(".ipynb", ".py")
+    source.write_text(SOURCE)
+    cells = tools_notebooks.build_notebook(source).cells
+    assert [c.cell_type for c in cells] == ["markdown", "code", "code", "code", "markdown"]
     assert cells[0].source == "# A title\n\nSome *prose*."
     assert cells[1].metadata == {"tags": ["parameters"]} and cells[1].source == 'IMPL = "exercises"'
-    assert cells[2].source == "x = 1\n\nprint(x)", "blank lines between cells belong to none"
-    assert cells[3].metadata == {"tags": ["note"]} and cells[3].source == "The end."
-
-
-@pytest.mark.parametrize("text, message", [
-    ("x = 1\n# %%\n", r"<source>:1: a source starts with a cell marker"),
-    ("# %% [markdown]\n# fine\nnot a comment\n", r"<source>:3: every line of a markdown cell"),
-    ("# %% [raw]\n", r"<source>:1: expected '# %%'"),
-    ('# %% tags=["a", 1]\n', r"<source>:1: tags must be a JSON list of strings"),
-])
-def test_a_malformed_source_is_an_error_that_names_the_line(text, message):
-    with pytest.raises(ValueError, match=message):
-        notebooks.parse_cells(text)
+    assert cells[2].source == tools_notebooks.ROOT_CELL, "the root cell follows the switch"
+    assert cells[3].source == "x = 1\n\nprint(x)"
+    assert cells[4].metadata == {"tags": ["note"]} and cells[4].source == "The end."
+    assert [c.id for c in cells] == [f"cell-{i:02d}" for i in range(5)], "stable ids"
 
 
 def test_a_source_must_have_its_switch_and_a_section_its_first_call(tmp_path):
     overview = tmp_path / notebooks.OVERVIEW.replace(".ipynb", ".py")
     overview.write_text(SOURCE.replace(' tags=["parameters"]', ""))
     with pytest.raises(ValueError, match='tagged "parameters"'):
-        notebooks.build_notebook(overview)
+        tools_notebooks.build_notebook(overview)
     section = tmp_path / find_section("bilm").notebook.replace(".ipynb", ".py")
     section.write_text(SOURCE)
     with pytest.raises(ValueError, match=f'expected 1 cell.* tagged "{FIRST_CALL_TAG}", found 0'):
-        notebooks.build_notebook(section)
+        tools_notebooks.build_notebook(section)
 
 
 def test_every_notebook_is_committed_bare_with_the_switch_first():
@@ -72,38 +67,44 @@ def test_every_notebook_is_committed_bare_with_the_switch_first():
         assert all(c.outputs == [] and c.execution_count is None for c in code), (
             f"{name} is committed with outputs")
         assert PARAMETERS_TAG in code[0].metadata.get("tags", []), name
-        assert code[0].source.startswith(f'IMPL = "{notebooks.DEFAULT_IMPL}"'), name
-        assert code[1].source == notebooks.ROOT_CELL, f"{name}: the root cell must come next"
+        assert code[0].source == tools_notebooks.PARAMETERS_CELL + "  # the implementation " \
+            "these cells run: your exercises/", name
+        assert code[1].source == tools_notebooks.ROOT_CELL, f"{name}: the root cell next"
 
 
 def test_each_section_notebook_loads_and_checks_its_own_section():
     for name in notebooks.notebook_names()[1:]:
         section, cells = notebooks.section_of(name), read(name).cells
         text = "\n".join(cell.source for cell in cells)
-        assert f'SECTION = find_section("{section.name}")' in text, (
-            f"{name} must load section {section.number} ({section.name})")
+        assert f'SECTION = find_section("{section.name}")' in text and (
+            "load_sections(IMPL, SECTION.name)" in text), (
+            f"{name} must load section {section.number} ({section.name}) from IMPL")
         checks = [i for i, c in enumerate(cells) if "run_checks(IMPL, SECTION.name)" in c.source]
         (first_call,) = notebooks.tagged(cells, FIRST_CALL_TAG)
         assert len(checks) == 1 and first_call < checks[0], (
             f"{name}: one checks cell, after the first call of the learner's code")
 
 
-def test_a_stale_notebook_is_found_and_rebuilt(tmp_path):
+def test_a_stale_notebook_is_found_and_rebuilt_but_a_saved_one_is_not_stale(tmp_path):
     for path in [*NOTEBOOKS_DIR.glob("*.py"), *NOTEBOOKS_DIR.glob("*.ipynb")]:
         shutil.copy(path, tmp_path)
-    assert notebooks.stale(tmp_path) == []
+    assert tools_notebooks.stale(tmp_path) == []
     name = find_section("corpus").notebook
     source = (tmp_path / name).with_suffix(".py")
     source.write_text(source.read_text().replace("# ## Checks", "# ## The checks"))
     executed = tmp_path / find_section("bilm").notebook
     notebook = nbformat.read(executed, as_version=4)
-    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", text="hello")]
+    notebook.cells[2].outputs = [nbformat.v4.new_output("stream", text="hello")]
+    notebook.cells[2].execution_count = 1
+    notebook.metadata["language_info"]["version"] = "3.11.7"
     nbformat.write(notebook, executed)
     (tmp_path / "99_extra.ipynb").write_text("{}")
-    found = notebooks.stale(tmp_path)
-    assert len(found) == 3 and all(n in "\n".join(found) for n in (name, executed.name, "99_"))
-    assert sorted(p.name for p in notebooks.build(tmp_path)) == sorted([name, executed.name])
-    assert len(notebooks.stale(tmp_path)) == 1, "only the notebook without a source is left"
+    found = tools_notebooks.stale(tmp_path)
+    assert len(found) == 2 and all(n in "\n".join(found) for n in (name, "99_")), (
+        f"an edited source and an unknown notebook are found; a saved one is not: {found}")
+    assert sorted(p.name for p in tools_notebooks.build(tmp_path)) == sorted([name,
+                                                                              executed.name])
+    assert len(tools_notebooks.stale(tmp_path)) == 1, "only the notebook without a source is left"
 
 
 def test_the_impl_switch_is_the_only_cell_replaced():
@@ -125,12 +126,12 @@ def test_problems_judge_a_stub_run_by_cell_and_section():
     name = find_section("bilm").notebook
     (first_call,) = notebooks.tagged(read(name).cells, FIRST_CALL_TAG)
     stub = "NotImplementedError: section 3 (bilm): BiLM.__init__ is not implemented yet"
-    assert notebooks.problems(Outcome(name, "x", 1.0, first_call, stub), stubs=True) == []
-    assert notebooks.problems(Outcome(name, "x", 1.0, first_call + 1, stub), stubs=True)
+    assert tools_notebooks.problems(Outcome(name, "x", 1.0, first_call, stub), stubs=True) == []
+    assert tools_notebooks.problems(Outcome(name, "x", 1.0, first_call + 1, stub), stubs=True)
     other = "NotImplementedError: section 2 (corpus): tokenize is not implemented yet"
-    assert notebooks.problems(Outcome(name, "x", 1.0, first_call, other), stubs=True)
-    assert notebooks.problems(Outcome(name, "x", 1.0), stubs=True), "a stub run must stop"
-    assert notebooks.problems(Outcome(name, "x", 1.0, 4, "KeyError: 1"), stubs=False)
+    assert tools_notebooks.problems(Outcome(name, "x", 1.0, first_call, other), stubs=True)
+    assert tools_notebooks.problems(Outcome(name, "x", 1.0), stubs=True), "a stub run must stop"
+    assert tools_notebooks.problems(Outcome(name, "x", 1.0, 4, "KeyError: 1"), stubs=False)
 
 
 # --- executing every notebook, both ways, two kernels at a time ------------------------------

@@ -2,20 +2,18 @@
 
 import pytest
 
-from course.harness import REFERENCE_DIR, load_isolated, module_of
 from course.pretrained import pretrained
-from course.registry import find_section
-from solutions import s2_corpus as corpus
-from solutions import s7_layer_weights as layer_weights
+from tools import reference
+
+REFERENCE = reference()
+corpus, layer_weights = REFERENCE.corpus, REFERENCE.layer_weights
 
 
 @pytest.fixture(scope="module")
 def tasks():
-    package = load_isolated(REFERENCE_DIR, find_section("layer_weights"))
-    trained = pretrained(package)
-    reference = module_of(package, find_section("layer_weights"))
-    return (reference.word_class_task(trained.model, trained.word2idx),
-            reference.sense_task(trained.model, trained.word2idx))
+    trained = pretrained(REFERENCE.package)
+    return (layer_weights.word_class_task(trained.model, trained.word2idx),
+            layer_weights.sense_task(trained.model, trained.word2idx))
 
 
 def test_word_classes_are_corpus_words_and_never_a_target_word():

@@ -1,6 +1,6 @@
 """The seed notebook end to end on the reference, `solutions/`: `make demo`.
 
-    python -m course.demo [--seeds 5] [--out build/demo] [--threads 1]
+    python -m tools.demo [--seeds 5] [--out build/demo] [--threads 1]
 
 Seed, vocabulary, biLM pre-training (the loss every 10 epochs), extraction, the context
 comparison (section 6) and the layer-weight demo (section 7). The biLM is trained once per
@@ -26,23 +26,25 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from course.registry import ROOT
-from solutions.s1_setup import get_device, set_seed
-from solutions.s2_corpus import CORPUS, SENSE_LABELS, build_vocab
-from solutions.s3_bilm import BiLM
-from solutions.s4_pretrain import DEFAULT_RECIPE, train_bilm
-from solutions.s5_extract import get_elmo_embeddings
-from solutions.s6_context import ContextComparison, compare_contexts, plot_context_comparison
-from solutions.s7_layer_weights import (
-    NUM_FOLDS,
-    TaskResult,
-    evaluate_task,
-    plot_layer_weights,
-    sense_task,
-    word_class_task,
-)
+from course.registry import BUILD_DIR
+from tools import reference
 
-DEFAULT_OUT = ROOT / "build" / "demo"
+_reference = reference()
+get_device, set_seed = _reference.setup.get_device, _reference.setup.set_seed
+CORPUS, SENSE_LABELS, build_vocab = (getattr(_reference.corpus, name) for name in (
+    "CORPUS", "SENSE_LABELS", "build_vocab"))
+BiLM = _reference.bilm.BiLM
+DEFAULT_RECIPE, train_bilm = _reference.pretrain.DEFAULT_RECIPE, _reference.pretrain.train_bilm
+get_elmo_embeddings = _reference.extract.get_elmo_embeddings
+ContextComparison, compare_contexts, plot_context_comparison = (
+    getattr(_reference.context, name)
+    for name in ("ContextComparison", "compare_contexts", "plot_context_comparison"))
+NUM_FOLDS, TaskResult, evaluate_task, plot_layer_weights, sense_task, word_class_task = (
+    getattr(_reference.layer_weights, name) for name in (
+        "NUM_FOLDS", "TaskResult", "evaluate_task", "plot_layer_weights", "sense_task",
+        "word_class_task"))
+
+DEFAULT_OUT = BUILD_DIR / "demo"
 # Peters et al. 2018: Table 5 (POS tagging, PTB) and Table 6 (WSD, SemCor), biLM layers 1, 2.
 PAPER_PROBES = {"word class": ("POS tagging", 97.3, 96.8), "word sense": ("WSD", 67.4, 69.0)}
 

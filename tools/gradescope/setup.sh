@@ -11,7 +11,7 @@ python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else
 python3 -m venv .venv
 # torch's CPU build: Gradescope's containers have no GPU, and it is a tenth of the size
 .venv/bin/pip install --quiet --disable-pip-version-check \
-  --index-url https://download.pytorch.org/whl/cpu "$(grep '^torch==' requirements.txt)"
-.venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+  --index-url https://download.pytorch.org/whl/cpu "$(grep '^torch==' requirements/learner.lock)"
+.venv/bin/pip install --quiet --disable-pip-version-check -r requirements/learner.lock
 # Collect the tests and pre-train the reference biLM now, once, not for every submission.
 .venv/bin/python -m grading --prepare-only

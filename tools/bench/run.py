@@ -1,6 +1,6 @@
 """`make bench`: every benchmark in one run, then the goals, met or missed.
 
-    python -m bench.run [--seed 0] [--threads 1] [--repeats 20] [--no-test-loop]
+    python -m tools.bench.run [--seed 0] [--threads 1] [--repeats 20] [--no-test-loop]
                         [--record BENCHMARKS.md]
 
 1. time to target loss: the reference recipe against the seed's (bench/time_to_target.py),
@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy
 import torch
 
-from bench import batching, extraction, test_loop, time_to_target
 from course.registry import ROOT
+from tools.bench import batching, extraction, test_loop, time_to_target
 
 MIN_SPEEDUP = 20.0
 TEST_SECONDS = 30.0  # `make test` on a complete implementation
@@ -104,7 +104,7 @@ def record(path: Path, header: dict[str, str], sections: dict[str, list[str]],
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.run", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0, help="initial weights and shuffling")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.record:
         header = {
             "date": started.strftime("%Y-%m-%d %H:%M UTC"),
-            "command": "`" + " ".join(["python -m bench.run", *command_line]) + "`",
+            "command": "`" + " ".join(["python -m tools.bench.run", *command_line]) + "`",
             "seed, threads": f"seed {args.seed}; {args.threads} torch thread(s) for training "
                              "and extraction",
             **machine(),

@@ -21,8 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.pretrained import CACHE_ENV_VAR
-from course.registry import ROOT
+from course.registry import CACHE_ENV_VAR, ROOT
 
 LOG_DIR = ROOT / "build" / "bench"
 # A `make bench` passes its own flags and variables (SECTION=3, -j) down to every make it

@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from solutions.s2_corpus import CORPUS, build_vocab, encode, pad_batch
-from solutions.s3_bilm import BiLM
-from solutions.s4_pretrain import bilm_loss
+from tools import reference
+
+_reference = reference()
+CORPUS, build_vocab, encode, pad_batch = (getattr(_reference.corpus, name) for name in (
+    "CORPUS", "build_vocab", "encode", "pad_batch"))
+BiLM, bilm_loss = _reference.bilm.BiLM, _reference.pretrain.bilm_loss
 
 # The section tests' tolerance (tests/sections/test_s3_bilm.py): float32, as torch.allclose.
 ATOL, RTOL = 1e-5, 1e-4

@@ -10,9 +10,12 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from solutions.s2_corpus import CORPUS, build_vocab, tokenize
-from solutions.s3_bilm import BiLM
-from solutions.s5_extract import get_elmo_embeddings
+from tools import reference
+
+_reference = reference()
+CORPUS, build_vocab, tokenize = (getattr(_reference.corpus, name) for name in (
+    "CORPUS", "build_vocab", "tokenize"))
+BiLM, get_elmo_embeddings = _reference.bilm.BiLM, _reference.extract.get_elmo_embeddings
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """`make autograder`: the Gradescope autograder bundle, so that Gradescope's own fleet
 grades a whole class, one container per submission.
 
-    python -m grading.autograder [OUT.zip]       # default build/autograder.zip
+    python -m tools.autograder [OUT.zip]         # default build/autograder.zip
 
 The zip holds, at its root as Gradescope requires, `setup.sh` (run once when Gradescope
-builds the image: Python, the pinned dependencies of `requirements.txt`, then
+builds the image: Python, the learners' lock of the dependencies, then
 `python -m grading --prepare-only` to collect the tests and pre-train the reference) and
 `run_autograder` (run per submission: `python -m grading /autograder/submission
 --gradescope /autograder/results/results.json`), beside the tests, the reference and the
@@ -14,25 +14,18 @@ tooling that a run needs (the same files every grading run copies, `grading.sand
 from __future__ import annotations
 
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
-from course.registry import ROOT
-
-from .sandbox import Pristine
+from course.registry import BUILD_DIR, ROOT
+from grading.sandbox import Pristine
 
 TEMPLATES = Path(__file__).parent / "gradescope"
-DEFAULT_OUT = ROOT / "build" / "autograder.zip"
+DEFAULT_OUT = BUILD_DIR / "autograder.zip"
+LOCK = "requirements/learner.lock"  # what every learner installs, and so every grading run
 EXECUTABLE = 0o755
 # A fixed date for every entry: the same sources always give the same bytes.
 ZIP_DATE = (2024, 1, 1, 0, 0, 0)
-
-
-def requirements(root: Path = ROOT) -> str:
-    """pyproject.toml's pinned dependencies, one a line."""
-    with (root / "pyproject.toml").open("rb") as f:
-        return "".join(f"{d}\n" for d in tomllib.load(f)["project"]["dependencies"])
 
 
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, mode: int = 0o644) -> None:
@@ -45,7 +38,7 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, mode: int = 0o644) ->
 def build(out: Path = DEFAULT_OUT, root: Path = ROOT) -> list[str]:
     """Write the bundle to `out`; the names it holds."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    files = {**Pristine(root).files, "requirements.txt": requirements(root).encode()}
+    files = {**Pristine(root).files, LOCK: (root / LOCK).read_bytes()}
     with zipfile.ZipFile(out, "w") as archive:
         for script in ("setup.sh", "run_autograder"):
             _add(archive, script, (TEMPLATES / script).read_bytes(), EXECUTABLE)

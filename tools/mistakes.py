@@ -1,16 +1,16 @@
 """The mistakes catalogue: realistic learner mistakes, each caught by its own section's tests.
 
-    python -m course.mistakes               # every mistake; last line "<caught> of <total> ..."
-    python -m course.mistakes --section 4   # one section's mistakes
-    python -m course.mistakes --only forgot-zero-grad
-    python -m course.mistakes --list        # the catalogue, without running anything
+    python -m tools.mistakes               # every mistake; last line "<caught> of <total> ..."
+    python -m tools.mistakes --section 4   # one section's mistakes
+    python -m tools.mistakes --only forgot-zero-grad
+    python -m tools.mistakes --list        # the catalogue, without running anything
 
 `mistakes/<module>.py` holds the mistakes of one section as `MISTAKES`. A mistake is a small
 variant of the reference: one or more `Edit`s of the code a learner writes (a marked block
 of a function in `solutions/<module>.py`), the concept it violates, and the section test
 that must catch it. To show that it is caught, the runner
 
-1. copies `solutions/` to a temporary folder and applies the edits there;
+1. writes the section's reference module, with the edits applied, to a temporary folder;
 2. runs the named test with `--impl <that folder>` (stopping at its first failing example)
    and reads its outcome from `course.results`: caught means the test failed or errored;
 3. checks that no other section's tests can see the mistake: with the isolation harness
@@ -31,7 +31,6 @@ import importlib.util
 import json
 import multiprocessing
 import os
-import shutil
 import sys
 import tempfile
 import textwrap
@@ -39,12 +38,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .make_exercises import find_blocks
-from .registry import ROOT, SECTIONS, Section, find_section
-from .results import ERROR, FAILED
+from course.harness import Harness
+from course.registry import REFERENCE_DIR, ROOT, SECTIONS, Section, find_section
+from course.results import ERROR, FAILED
+
+from .exercises import find_blocks
 
 CATALOGUE_DIR = ROOT / "mistakes"
-TESTS_DIR = ROOT / "tests" / "sections"
 CAUGHT = (FAILED, ERROR)
 TEST_TIMEOUT_S = 120  # a mistake that makes a test hang is reported, not waited for
 
@@ -181,33 +181,25 @@ def _block_lines(edit: Edit) -> tuple[list[str], list[str]]:
 
 # --- running the tests -----------------------------------------------------------------------
 # Every job runs in a process forked from the runner, which has imported torch and pytest once.
-# `course.harness` makes its scratch folder when it is imported, so the runner never imports
-# it itself: each job does, inside its own temporary folder, which is removed afterwards (and
-# reloads it, where the runner was started from a process that had imported it already).
-
-
-def _harness():
-    from . import harness
-
-    return harness
 
 
 def make_copy(mistake: Mistake, directory: Path) -> Path:
-    """A copy of `solutions/` in `directory` with the mistake applied; its path."""
-    reference = _harness().REFERENCE_DIR
-    shutil.copytree(reference, directory, ignore=shutil.ignore_patterns("__pycache__"))
-    module = directory / f"{mistake.section.module}.py"
-    module.write_text(apply_edits(module.read_text(), mistake, f"solutions/{module.name}"))
+    """`directory`, holding the mistaken module of the mistake's section and nothing else
+    (the harness takes every other section from the reference)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    name = mistake.section.file_name
+    source = (REFERENCE_DIR / name).read_text()
+    (directory / name).write_text(apply_edits(source, mistake, f"solutions/{name}"))
     return directory
 
 
 def seen_by_other_sections(mistake: Mistake, copy: Path) -> list[str]:
     """The other sections whose tests would load the mistaken module from `copy`: none, as
     long as the harness takes every section but the one under test from `solutions/`."""
-    harness = _harness()
-    reference = harness.REFERENCE_DIR / f"{mistake.section.module}.py"
+    harness = Harness(copy)
+    reference = REFERENCE_DIR / mistake.section.file_name
     return [f"section {s.number}" for s in SECTIONS
-            if s != mistake.section and harness.source_for(copy, s, mistake.section) != reference]
+            if s != mistake.section and harness.source_for(s, mistake.section) != reference]
 
 
 def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool) -> list[dict]:
@@ -215,8 +207,8 @@ def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool)
     `course.results`."""
     import pytest
 
-    args = [*targets, "--impl", str(impl), "-p", "course.results", "--results-json",
-            str(results), "-q", "-p", "no:cacheprovider", f"--timeout={TEST_TIMEOUT_S}",
+    args = [*targets, "--impl", str(impl), "--results-json", str(results), "-q",
+            "-p", "no:cacheprovider", f"--timeout={TEST_TIMEOUT_S}",
             "-p", "no:unraisableexception",  # its gc.collect() after each run costs 0.5 s
             "--rootdir", str(ROOT), *(["-x"] if stop_first else [])]
     with open(os.devnull, "w") as quiet:
@@ -228,8 +220,7 @@ def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool)
 
 def _test_id(mistake: Mistake) -> str:
     """The named test's pytest id: `tests/sections/test_s4_pretrain.py::test_...`."""
-    path = (TESTS_DIR / f"test_{mistake.section.module}.py").relative_to(ROOT)
-    return f"{path}::{mistake.caught_by}"
+    return f"{mistake.section.test_file.relative_to(ROOT)}::{mistake.caught_by}"
 
 
 def _without_parameters(record: dict) -> str:
@@ -255,8 +246,8 @@ def check(mistake: Mistake, scratch: Path, all_sections: bool = False) -> Outcom
         return Outcome(mistake, False, f"{mistake.caught_by} did not fail: {found}")
     elsewhere = ""
     if all_sections:
-        others = [str(TESTS_DIR / f"test_{s.module}.py") for s in SECTIONS
-                  if s != mistake.section and (TESTS_DIR / f"test_{s.module}.py").exists()]
+        others = [str(s.test_file) for s in SECTIONS
+                  if s != mistake.section and s.test_file.exists()]
         records = _run_pytest(others, copy, scratch / "others.json", False)
         elsewhere = ", ".join(r["nodeid"] for r in records if r["status"] != "passed")
     return Outcome(mistake, not elsewhere, f"{failed[0]['name']}: {_gist(failed[0]['message'])}",
@@ -273,7 +264,7 @@ def failing_on_the_reference(mistakes: list[Mistake], scratch: Path) -> dict[str
     """{test id: message} of the named tests that do not pass on `solutions/` itself: the
     control, without which a failure might not be the mistake's doing."""
     tests = sorted({str(ROOT / _test_id(m)) for m in mistakes})
-    records = _run_pytest(tests, _harness().REFERENCE_DIR, scratch / "control.json", False)
+    records = _run_pytest(tests, REFERENCE_DIR, scratch / "control.json", False)
     return {_without_parameters(r): f"{r['status']}: {_gist(r['message'])}" for r in records
             if r["status"] != "passed"}
 
@@ -286,9 +277,6 @@ def _job(task: tuple) -> tuple:
     torch.set_num_threads(threads)  # two jobs on two cores: one thread each, not two
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="elmo-mistake-") as scratch:
-        tempfile.tempdir = scratch  # where the harness makes its folder: removed with it
-        if "course.harness" in sys.modules:  # imported before the fork: a folder of its own
-            importlib.reload(sys.modules["course.harness"])
         if kind == "control":
             result = failing_on_the_reference(payload, Path(scratch))
         else:
@@ -298,10 +286,9 @@ def _job(task: tuple) -> tuple:
 
 def _warm_pretrained_cache() -> None:
     """Train (or load) the reference biLM once, so that parallel jobs never train it twice."""
-    from .pretrained import pretrained
+    from course.pretrained import pretrained
 
-    harness = _harness()
-    pretrained(harness.load_isolated(harness.REFERENCE_DIR, SECTIONS[-1]))
+    pretrained(Harness(REFERENCE_DIR).load(SECTIONS[-1]))
 
 
 def check_all(mistakes: list[Mistake], jobs: int, all_sections: bool = False):
@@ -343,7 +330,7 @@ def report(outcome: Outcome, seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course.mistakes", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.mistakes", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--section", help="only this section's mistakes (a number or a name)")
     parser.add_argument("--only", metavar="ID", action="append", help="only this mistake")

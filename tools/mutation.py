@@ -6,24 +6,23 @@ a trampoline that runs the original or the mutant named by `$MUTANT_UNDER_TEST`
 ("solutions.s3_bilm.xǁBiLMǁforward__mutmut_7"), choosing by module name. Three things stand
 between that and the section tests; the plugin handles each:
 
-* The harness imports each section under a fresh package name (`elmo_under_test_0.s3_bilm`),
+* The harness imports each section under a package name of its own (`elmo_<digest>.s3_bilm`),
   so no trampoline would ever recognise its mutant: every mutant would run the original code
   and survive. The plugin names the trampolined functions' module as mutmut does,
   `solutions.<module>`.
 * mutmut runs the tests inside `mutants/`, so the harness would take every section from the
-  mutated copy. `--reference DIR` points the harness back at the unmutated `solutions/`: the
-  tests of section k see the mutants of section k only, exactly as they see a learner's
-  section k and nothing else of the learner's.
-* mutmut forks its workers from one process; each gets a scratch folder of its own for the
-  harness, or the packages of one would collide with another's, every test would error, and
-  every mutant would read as killed.
+  mutated copy. The tests' `--reference DIR` points the harness back at the unmutated
+  `solutions/`: the tests of section k see the mutants of section k only, exactly as they
+  see a learner's section k and nothing else of the learner's.
+* Sections 5-7 use a biLM trained by the unmutated sections 1-4, which the repository's
+  cache already holds: the plugin points the cache there.
 
-    pytest tests/sections -p course.mutation --reference=../solutions --impl=solutions
+    pytest tests/sections -p tools.mutation --reference=../solutions --impl=solutions
 
 (Options with `=`: pytest takes a path after a space for a test path when it looks for its
 configuration, and would find the repository's instead of the one in `mutants/`.)
 
-The report. `python -m course.mutation` reads `mutants/` after `mutmut run`, counts the
+The report. `python -m tools.mutation` reads `mutants/` after `mutmut run`, counts the
 mutants of each section by outcome, and holds every surviving mutant to the review,
 `mistakes/mutation_review.toml`. There each survivor is listed with its kind and why:
 *equivalent* (no test can tell it from the reference) or *not pinned* (observable, but left
@@ -41,7 +40,6 @@ import argparse
 import ast
 import dataclasses
 import functools
-import importlib
 import json
 import os
 import subprocess
@@ -54,7 +52,7 @@ from pathlib import Path
 
 import pytest
 
-from .registry import ROOT, SECTIONS
+from course.registry import CACHE_DIR, CACHE_ENV_VAR, ROOT, SECTIONS
 
 SOURCE_PACKAGE = "solutions"
 MUTANTS_DIR = ROOT / "mutants"
@@ -92,29 +90,15 @@ def _named_as_mutmut_names_it(wrap_in_trampoline):
     return wrap
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--reference", required=True, metavar="DIR",
-                     help="the unmutated solutions/ that every other section comes from")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     from mutmut.mutation import trampoline
-
-    from . import harness
-    from .pretrained import CACHE_ENV_VAR
 
     reference = Path(config.getoption("--reference")).resolve()
     if not (reference / "__init__.py").exists():
         raise pytest.UsageError(f"--reference {reference}: not a solutions/ package")
-    # mutmut forks every worker from one process that has imported the harness: without a
-    # scratch folder of their own, they would all write their packages to that one folder
-    importlib.reload(harness)
-    harness.REFERENCE_DIR = reference
     if not getattr(trampoline.wrap_in_trampoline, "renames_modules", False):  # once a process
         trampoline.wrap_in_trampoline = _named_as_mutmut_names_it(trampoline.wrap_in_trampoline)
-    # sections 5-7 use a biLM trained by the unmutated sections 1-4: the repository's cache
-    # already holds it
-    os.environ.setdefault(CACHE_ENV_VAR, str(reference.parent / "build" / "cache"))
+    os.environ.setdefault(CACHE_ENV_VAR, str(reference.parent / CACHE_DIR.relative_to(ROOT)))
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -343,7 +327,7 @@ def write_report(block: str, path: Path = REPORT_FILE) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course.mutation", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.mutation", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--targets", action="store_true",
                         help="print mutmut's name patterns of the functions to mutate, and stop")

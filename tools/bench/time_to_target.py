@@ -19,11 +19,14 @@ import time
 from dataclasses import dataclass
 from unittest import mock
 
-from solutions import s4_pretrain
-from solutions.s1_setup import set_seed
-from solutions.s2_corpus import CORPUS, build_vocab
-from solutions.s3_bilm import BiLM
-from solutions.s4_pretrain import DEFAULT_RECIPE, SEED_RECIPE, Recipe, train_bilm
+from tools import reference
+
+_reference = reference()
+s4_pretrain = _reference.pretrain
+set_seed, BiLM = _reference.setup.set_seed, _reference.bilm.BiLM
+CORPUS, build_vocab = _reference.corpus.CORPUS, _reference.corpus.build_vocab
+DEFAULT_RECIPE, SEED_RECIPE, Recipe, train_bilm = (getattr(s4_pretrain, name) for name in (
+    "DEFAULT_RECIPE", "SEED_RECIPE", "Recipe", "train_bilm"))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,214 @@
+"""What the companion notebooks call, and `make run-notebooks`, which runs them headless.
+
+    sections = load_sections(IMPL, "pretrain")   # every section, as section 4's tests see them
+    sections.pretrain.train_bilm(...)            # IMPL's section 4
+    sections.corpus.CORPUS                       # the reference's section 2, where there is one
+    run_checks(IMPL, "pretrain")                 # section 4's tests, as `make test SECTION=4`
+
+    python -m course.notebook run [--impl exercises] [NOTEBOOK...]
+
+A notebook takes its section from `IMPL` and the others from the reference (where there is
+one), as the tests do. Running a cell again after editing a module picks up the edit: the
+harness loads changed files afresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import codecs
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from traitlets.config import Config
+
+from .harness import Harness, Sections
+from .registry import (
+    EXERCISES_DIR,
+    NOTEBOOKS_DIR,
+    ROOT,
+    SECTIONS,
+    STUB_MESSAGE,
+    Section,
+    find_section,
+    shown,
+)
+
+OVERVIEW = "00_overview.ipynb"
+PARAMETERS_TAG = "parameters"
+CELL_TIMEOUT_S = 300
+KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+# One torch thread per kernel unless told otherwise: kernels run side by side on few cores,
+# where OpenMP threads waiting for each other slow training down several times over.
+KERNEL_ENV = {"OMP_NUM_THREADS": "1", **os.environ}
+_TERMINAL_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def notebook_names() -> list[str]:
+    """Every companion notebook: the overview, then one per section, in the registry's order."""
+    return [OVERVIEW, *(section.notebook for section in SECTIONS)]
+
+
+def section_of(notebook: str) -> Section | None:
+    """The section whose notebook this is; None for the overview."""
+    return next((s for s in SECTIONS if s.notebook == notebook), None)
+
+
+# --- called from the notebooks -------------------------------------------------------------
+
+
+def load_sections(impl: str | Path, section: str | int) -> Sections:
+    """Every section's module as section `section`'s tests see it: its own from `impl`, by
+    name (`.corpus`, ...); `.package` for `course.pretrained`."""
+    return Harness(_in_course(impl)).sections(find_section(section))
+
+
+def _in_course(impl: str | Path) -> Path:
+    path = Path(impl)
+    return path if path.is_absolute() else ROOT / path
+
+
+def run_checks(impl: str | Path, section: str | int) -> None:
+    """Run one section's tests on `impl` as `make test SECTION=<section>` does, printing
+    their report as it comes.
+
+    The tests run in a process of their own: hypothesis draws some examples from constants
+    it finds in the modules already imported, so in the kernel they would see other examples
+    than `make test` does.
+
+    Raises:
+        AssertionError: a test failed, or there was none to run.
+    """
+    chosen = find_section(section)
+    command = [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
+               "--section", chosen.name, "--color=yes"]
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT) as tests:
+        for chunk in iter(lambda: tests.stdout.read1(4096), b""):
+            print(decoder.decode(chunk), end="", flush=True)
+    if tests.returncode != 0:
+        raise AssertionError(f"section {chosen.number} ({chosen.name}) does not pass its checks "
+                             f"yet (pytest exit status {tests.returncode}); the report above "
+                             "says which and why")
+
+
+def stubs_left(impl: str | Path, section: Section) -> list[str]:
+    """The functions of `section` in `impl` that still raise the stub's NotImplementedError,
+    or one note saying that `impl` has no module for the section."""
+    path = _in_course(impl) / section.file_name
+    if not path.exists():
+        return [f"({shown(path)} is missing)"]
+    return [m["function"] for m in STUB_MESSAGE.finditer(path.read_text())
+            if int(m["number"]) == section.number]
+
+
+# --- running them headless -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One execution: `error_cell` is the index of the cell that failed (None: none did),
+    `error` its exception as "Name: message", `traceback` what that cell printed and the
+    kernel's traceback."""
+
+    notebook: str
+    impl: str
+    seconds: float
+    error_cell: int | None = None
+    error: str = ""
+    traceback: str = ""
+
+
+def tagged(cells: list[nbformat.NotebookNode], tag: str) -> list[int]:
+    """The indices of the cells that carry `tag`."""
+    return [i for i, cell in enumerate(cells) if tag in cell.metadata.get("tags", [])]
+
+
+def with_impl(notebook: nbformat.NotebookNode, impl: str | Path) -> nbformat.NotebookNode:
+    """A copy of `notebook` whose parameters cell reads `IMPL = "<impl>"`, as papermill
+    would set it."""
+    notebook = copy.deepcopy(notebook)
+    (index,) = tagged(notebook.cells, PARAMETERS_TAG)
+    notebook.cells[index].source = f"IMPL = {json.dumps(str(impl))}"
+    return notebook
+
+
+async def _execute(path: Path, impl: str, slots: asyncio.Semaphore) -> Outcome:
+    async with slots:
+        notebook = with_impl(nbformat.read(path, as_version=4), impl)
+        current = {"cell": None}
+        client = NotebookClient(
+            notebook, timeout=CELL_TIMEOUT_S, kernel_name=KERNEL["name"],
+            # CurveZMQ between client and kernel, where the kernelspec supports it
+            config=Config({"KernelManager": {"transport_encryption": "auto"}}),
+            resources={"metadata": {"path": str(path.parent)}},  # where Jupyter starts it
+            on_cell_start=lambda cell, cell_index: current.update(cell=cell_index),
+        )
+        start = time.perf_counter()
+        try:
+            await client.async_execute(env=KERNEL_ENV)
+        except CellExecutionError:
+            outputs = notebook.cells[current["cell"]].outputs
+            error = next(o for o in outputs if o.output_type == "error")
+            printed = "".join(o.text for o in outputs if o.output_type == "stream")
+            report = _TERMINAL_COLOURS.sub("", printed + "\n".join(error.traceback))
+            return Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
+                           f"{error.ename}: {error.evalue}", report)
+        except Exception as err:  # a cell ran out of time, or the kernel died
+            return Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
+                           f"{type(err).__name__}: {err}")
+        return Outcome(path.name, impl, time.perf_counter() - start)
+
+
+def execute(runs: list[tuple[str, str | Path]], parallel: int = 2,
+            directory: Path = NOTEBOOKS_DIR) -> list[Outcome]:
+    """Run each (notebook name, impl) headless, `parallel` kernels at a time; never raises
+    for an error in a cell, which its `Outcome` records instead."""
+
+    async def run_all() -> list[Outcome]:
+        slots = asyncio.Semaphore(parallel)
+        return await asyncio.gather(*(_execute(directory / name, str(impl), slots)
+                                      for name, impl in runs))
+
+    return asyncio.run(run_all())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.notebook", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="execute notebooks headless, each to its end")
+    run.add_argument("--impl", default=EXERCISES_DIR.name,
+                     help="the implementation the notebooks run on (default: exercises)")
+    run.add_argument("--parallel", type=int, default=2, help="kernels at a time (default 2)")
+    run.add_argument("notebooks", nargs="*", help="names, e.g. 03_bilm.ipynb (default: all)")
+    args = parser.parse_args(argv)
+    names = args.notebooks or notebook_names()
+    unknown = sorted(set(names) - set(notebook_names()))
+    if unknown:
+        parser.error(f"unknown notebooks {unknown}; choose from {notebook_names()}")
+    print(f"running {len(names)} notebooks on {shown(_in_course(args.impl))}/, "
+          f"{args.parallel} at a time; each stops at its first error")
+    failed = 0
+    for outcome in execute([(name, args.impl) for name in names], args.parallel):
+        failed += outcome.error_cell is not None
+        where = "" if outcome.error_cell is None else (
+            f"  stopped at cell {outcome.error_cell}: {outcome.error}")
+        print(f"{'ok  ' if outcome.error_cell is None else 'STOP'} {outcome.notebook:24} "
+              f"{outcome.seconds:5.1f} s{where}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

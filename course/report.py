@@ -1,0 +1,181 @@
+"""The pytest plugin that makes a failing section test speak in the learner's terms
+(`tests/sections/conftest.py` loads it):
+
+* a stub's NotImplementedError is its own outcome, "not implemented" (`N`), reported in one
+  line with the stub's place, and listed once per stub at the end of the run; where the test
+  of one section runs into another section's stub (a handout, where every section is the
+  learner's), the report says which section to finish first;
+* a wrong answer keeps pytest's short report: the assertion's message, what was found, and
+  for a shape, which dimension differs from what was expected;
+* any other error shows only the frames of the tests and of the implementation, never those
+  of torch or of the harness;
+* paths read relative to the course (`exercises/s3_bilm.py`), and the harness's package
+  names as the folder the module came from (`exercises.s3_bilm`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import traceback
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from .harness import PACKAGE_PREFIX
+from .registry import ROOT, STUB_MESSAGE, TESTS_DIR, section_of_test, shown
+from .results import NOT_IMPLEMENTED, stub_error
+
+_PACKAGE_MODULE = re.compile(rf"\b{PACKAGE_PREFIX}[0-9a-f]{{16}}\.(\w+)")
+
+
+def _folder_module(match: re.Match) -> str:
+    package = sys.modules.get(match[0].rpartition(".")[0])
+    source = getattr(package, "sources", {}).get(match[1])
+    return f"{source.parent.name}.{match[1]}" if source is not None else match[1]
+
+
+def learner_terms(text: str) -> str:
+    """`text` with paths relative to the course and the harness's packages by folder."""
+    return _PACKAGE_MODULE.sub(_folder_module, text.replace(f"{ROOT}/", ""))
+
+
+_EXAMPLE = re.compile(r"(Failing test case|Falsifying example): ")
+_ARGUMENT = re.compile(r"    (\w+)=")
+_SUBEXPRESSION = re.compile(r"\s*\+\s+(where|and) ")
+
+
+def _readable(text: str, fixtures: list[str]) -> str:
+    """`text` without what buries the message: hypothesis's own frame (the test's `def`
+    line), the fixtures among the arguments of its failing example (a whole model's repr),
+    pytest's long reprs of tensors and functions in an assertion's sub-expressions, and its
+    advice to rerun with -v."""
+    lines, in_example, skipping = [], False, False
+    for line in text.splitlines():
+        content = line[4:] if line.startswith("E   ") else line
+        if _EXAMPLE.match(content):
+            in_example = True
+        elif in_example and content == ")":
+            in_example = skipping = False
+        elif in_example and (argument := _ARGUMENT.match(content)):
+            skipping = argument[1] in fixtures
+        if skipping or content.strip() == "Use -v to get more diff" or (
+                _SUBEXPRESSION.match(content)
+                and (len(content) > 160 or " object at 0x" in content)):
+            continue
+        if lines and set(line.strip()) == {"^"} and lines[-1].lstrip().startswith("def test_"):
+            del lines[-2:]  # the frame of the test's `def` line: hypothesis calling it
+            continue
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _is_ours(filename: str) -> bool:
+    """A frame of the tests or of a section module (not of torch, pytest or the harness)."""
+    path = Path(filename)
+    return path.is_relative_to(TESTS_DIR) or re.fullmatch(r"s\d+_\w+\.py", path.name) is not None
+
+
+def _short_traceback(error: BaseException) -> str:
+    # Not the frame of a test's `def` line either: that is hypothesis calling the test.
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if _is_ours(f.filename) and not (f.line or "").startswith("def ")]
+    lines = [f"{f.filename}:{f.lineno}: in {f.name}\n    {f.line}" for f in frames]
+    if error.__cause__ is not None:
+        lines.append(f"E   (raised from {type(error.__cause__).__name__}: {error.__cause__})")
+    lines += [f"E   {line}" for line in "".join(
+        traceback.format_exception_only(error)).rstrip().splitlines()]
+    return learner_terms("\n".join(lines))
+
+
+class LearnerReport:
+    """A failing test's report as the learner reads it: `text` in the failures section, and
+    `reprcrash.message`, the line that pytest's short summary shows for it."""
+
+    def __init__(self, text: str, summary: str) -> None:
+        self.text, self.reprcrash = text, SimpleNamespace(message=summary)
+
+    def toterminal(self, out) -> None:
+        for line in self.text.splitlines():
+            out.line(line, red=line.startswith("E "))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    under_test = section_of_test(item.path)
+    if not report.failed or call.excinfo is None or under_test is None:
+        return report
+    error = call.excinfo.value
+    summary = learner_terms(call.excinfo.exconly().split("\n")[0])
+    if isinstance(error, SyntaxError):
+        summary = learner_terms(f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}")
+    stub = stub_error(error)
+    if stub is not None:
+        frame = traceback.extract_tb(stub.__traceback__)[-1]
+        report.stub, report.stub_seen_by = (shown(frame.filename), frame.lineno, str(stub)), \
+            under_test
+        text = summary = "{}:{}: {}".format(*report.stub)
+    elif isinstance(error, AssertionError | pytest.fail.Exception):
+        # pytest's own report of the check: the message, and what was found
+        text = _readable(learner_terms(str(report.longrepr)), item.fixturenames)
+    elif item.config.getoption("tbstyle") in ("auto", "short"):
+        text = _readable(_short_traceback(error), item.fixturenames)
+    else:
+        return report
+    report.longrepr = LearnerReport(text, summary)
+    return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
+    if getattr(report, "stub", None):
+        return NOT_IMPLEMENTED, "N", ("NOT IMPLEMENTED", {"yellow": True})
+    return None
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Each stub once, with how many tests it stopped, and which sections' tests those are
+    where another section's test ran into it."""
+    reports = terminalreporter.stats.get(NOT_IMPLEMENTED, [])
+    if not reports:
+        return
+    terminalreporter.write_sep("=", "not implemented yet")
+    stubs = sorted({r.stub for r in reports})
+    width = max(len(f"{path}:{line}") for path, line, _ in stubs)
+    for stub in stubs:
+        seen_by = [r.stub_seen_by for r in reports if r.stub == stub]
+        count = f"{len(seen_by)} test{'s' * (len(seen_by) > 1)}"
+        match = STUB_MESSAGE.search(stub[2])
+        owner = int(match["number"]) if match else None
+        others = sorted({s.number for s in seen_by} - {owner})
+        if owner and others:
+            count += (f"; the tests of section {', '.join(map(str, others))} need it: "
+                      f"finish section {owner} first")
+        terminalreporter.write_line(f"{f'{stub[0]}:{stub[1]}':{width}}  {stub[2]} ({count})")
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left, right) -> list[str] | None:
+    """Shapes found vs expected, dimension by dimension (the torch.Size is what was found)."""
+    if op != "==" or not (_is_shape(left) and _is_shape(right)):
+        return None
+    if not isinstance(left, torch.Size) and not isinstance(right, torch.Size):
+        return None
+    found, expected = (right, left) if isinstance(right, torch.Size) and not isinstance(
+        left, torch.Size) else (left, right)
+    lines = [f"shape {tuple(found)} == {tuple(expected)}",
+             f"found shape {tuple(found)}, expected {tuple(expected)}"]
+    if len(found) != len(expected):
+        lines.append(f"found {len(found)} dimensions, expected {len(expected)}")
+    else:
+        lines += [f"dimension {d}: found {f}, expected {e}"
+                  for d, (f, e) in enumerate(zip(found, expected, strict=True)) if f != e]
+    return lines
+
+
+def _is_shape(value) -> bool:
+    return isinstance(value, tuple) and all(isinstance(d, int) for d in value)
