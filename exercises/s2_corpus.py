@@ -2,14 +2,31 @@
 # `raise NotImplementedError(...)` with your code, then run `make test SECTION=2`.
 """Section 2 - Toy corpus and vocabulary.
 
-The corpus is 32 hand-written sentences built around four polysemous words, each used in
-two senses, four sentences per sense:
+A corpus in which context decides the sense. Four polysemous words, each in two senses:
 
     bank   finance | river        play   verb | theatre
     right  direction | correct    watch  verb | timepiece
 
-`SENSE_LABELS` records, for every sentence, which target word it contains and in which
-sense, so that later sections can compare same-sense and different-sense pairs.
+For every sense, four openings and four endings are written by hand (`SENSE_PHRASES`), and
+any opening, the word and any ending of the same sense make a sentence:
+
+    she put her money in the | bank | to keep it safe       finance
+    we walked along the      | bank | by the water          river
+
+Of the 16 sentences of a sense, 12 are for training (`CORPUS`) and 4 are held out
+(`HELDOUT`): opening k with ending k, so a held-out sentence joins an opening and an ending
+that training saw, but never together. In all, 96 training sentences, 32 held-out ones and
+116 words, all of which training sees.
+
+Why it is larger than the seed's ~30 sentences of ~50-80 words: on 32 unique sentences a
+biLM learns *which sentence* it reads, and its states then tell sentences apart rather than
+senses (same-sense pairs were 0.02 more similar than different-sense ones). Here every
+opening goes with every ending of its sense, so what follows "bank" can only be predicted
+from its sense, and the biLM must carry the sense in its states; it still trains in seconds.
+
+`SENSE_LABELS` and `HELDOUT_LABELS` record, for each sentence, its target word and sense,
+for sections 6 and 7 to compare and probe the word's embeddings. Section 7's word-class
+task uses the other words of the same sentences.
 
 The vocabulary reserves four special tokens at fixed indices, then numbers the corpus's
 words in sorted order, so one corpus always gives one numbering:
@@ -31,8 +48,12 @@ __all__ = [
     "BOS",
     "CORPUS",
     "EOS",
+    "HELDOUT",
+    "HELDOUT_LABELS",
     "PAD",
+    "PHRASES_OF",
     "SENSE_LABELS",
+    "SENSE_PHRASES",
     "SPECIAL_TOKENS",
     "UNK",
     "build_vocab",
@@ -45,43 +66,56 @@ __all__ = [
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 SPECIAL_TOKENS = ("<pad>", "<unk>", "<s>", "</s>")
 
-# (sentence, target word, sense): four sentences for each sense of each target word.
-SENSE_LABELS: tuple[tuple[str, str, str], ...] = (
-    ("she put her money in the bank", "bank", "finance"),
-    ("the bank gave him a loan", "bank", "finance"),
-    ("he works at the bank in town", "bank", "finance"),
-    ("the bank will keep your money safe", "bank", "finance"),
-    ("they sat on the bank of the river", "bank", "river"),
-    ("the river bank was green and wet", "bank", "river"),
-    ("we walked along the bank by the water", "bank", "river"),
-    ("fish swim in the water near the bank", "bank", "river"),
-    ("the children play in the park", "play", "verb"),
-    ("we play football after school", "play", "verb"),
-    ("they like to play music at night", "play", "verb"),
-    ("he will play with the children", "play", "verb"),
-    ("we saw a play at the theatre", "play", "theatre"),
-    ("the play was long but good", "play", "theatre"),
-    ("she wrote a new play about love", "play", "theatre"),
-    ("the actors in the play were good", "play", "theatre"),
-    ("turn right at the river", "right", "direction"),
-    ("the park is on the right", "right", "direction"),
-    ("he raised his right hand", "right", "direction"),
-    ("the school is to the right of the bank", "right", "direction"),
-    ("your answer is right", "right", "correct"),
-    ("she was right about the money", "right", "correct"),
-    ("that is the right answer", "right", "correct"),
-    ("he was right and they were wrong", "right", "correct"),
-    ("we watch the children in the park", "watch", "verb"),
-    ("they watch football at night", "watch", "verb"),
-    ("i like to watch the river", "watch", "verb"),
-    ("she will watch the play", "watch", "verb"),
-    ("he wore a gold watch", "watch", "timepiece"),
-    ("my watch was a gift from her", "watch", "timepiece"),
-    ("the watch on his hand is new", "watch", "timepiece"),
-    ("she gave him a new watch", "watch", "timepiece"),
-)
+# (target word, sense): (openings, endings). Every opening leads up to the word in that
+# sense and every ending follows from it, so any opening goes with any ending of its sense.
+SENSE_PHRASES: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {
+    ("bank", "finance"): (
+        ("she put her money in the", "he keeps his gold at the", "they took their cash to the",
+         "we paid the money into the"),
+        ("to keep it safe", "before it closed", "to pay the loan", "to save money")),
+    ("bank", "river"): (
+        ("they sat on the", "we walked along the", "the boat hit the", "the ducks swim near the"),
+        ("of the river", "by the water", "under the trees", "where the fish swim")),
+    ("play", "verb"): (
+        ("the children like to", "we often", "after school they", "at night i"),
+        ("football in the park", "with friends", "games all day", "music together")),
+    ("play", "theatre"): (
+        ("we saw a new", "she wrote a", "they got tickets for the", "the actors love the"),
+        ("at the theatre", "about love", "on the stage", "for the school")),
+    ("right", "direction"): (
+        ("turn", "go", "the shop is on the", "look to the"),
+        ("at the corner", "after the bridge", "past the school", "at the next street")),
+    ("right", "correct"): (
+        ("your answer is", "she was", "the teacher said he was", "i think you are"),
+        ("about the test", "and they were wrong", "this time", "again")),
+    ("watch", "verb"): (
+        ("we sit down to", "they like to", "every day i", "the children"),
+        ("the football games", "the birds in the park", "a film on television",
+         "the stars at night")),
+    ("watch", "timepiece"): (
+        ("he wore a gold", "she gave him a", "i got a new", "she got him a"),
+        ("on his wrist", "as a gift", "with a gold strap", "from the shop")),
+}
+
+# (sentence, target word, sense), sense by sense, opening by opening, ending by ending:
+# opening k with ending k is held out, every other pair is for training.
+SENSE_LABELS: tuple[tuple[str, str, str], ...] = tuple(
+    (f"{opening} {word} {ending}", word, sense)
+    for (word, sense), (openings, endings) in SENSE_PHRASES.items()
+    for k, opening in enumerate(openings) for j, ending in enumerate(endings) if k != j)
+HELDOUT_LABELS: tuple[tuple[str, str, str], ...] = tuple(
+    (f"{opening} {word} {ending}", word, sense)
+    for (word, sense), (openings, endings) in SENSE_PHRASES.items()
+    for opening, ending in zip(openings, endings, strict=True))
 
 CORPUS: tuple[str, ...] = tuple(sentence for sentence, _, _ in SENSE_LABELS)
+HELDOUT: tuple[str, ...] = tuple(sentence for sentence, _, _ in HELDOUT_LABELS)
+
+# sentence: (k, j), the indices of its opening and its ending among its sense's phrases.
+PHRASES_OF: dict[str, tuple[int, int]] = {
+    f"{opening} {word} {ending}": (k, j)
+    for (word, _), (openings, endings) in SENSE_PHRASES.items()
+    for k, opening in enumerate(openings) for j, ending in enumerate(endings)}
 
 _WORD = re.compile(r"[a-z0-9']+")
 

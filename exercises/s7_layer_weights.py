@@ -13,18 +13,23 @@ w starts at 0 (uniform weights), gamma at 1, `trainable=False` freezes both, and
 layer normalisation computes one mean and one variance per layer over the unmasked
 positions of the whole batch (the paper's "in some cases, layer normalization ... helped").
 
-`LayerWeightDemo` learns s and gamma together with a linear classifier on two toy tasks:
+`LayerWeightDemo` learns s and gamma together with a linear classifier on two toy tasks,
+each cross-validated on held-out splits that keep it fair (`ProbeTask.train_on`):
 
-    word class   syntax-like: the word class of the corpus's unambiguous words, evaluated
-                 on word types the classifier never saw (otherwise layer 0 would simply
-                 memorise each word's class)
-    word sense   meaning-like: which of its two senses a polysemous word has, evaluated on
-                 sentences the classifier never saw
+    word class   syntax-like: the word class of the corpus's unambiguous words, scored on
+                 word types the classifier never saw (otherwise layer 0 would simply
+                 memorise each word's class); chance is the most frequent class
+    word sense   meaning-like: which of its two senses a polysemous word has, scored on
+                 sentences whose opening and ending the classifier never saw (otherwise it
+                 could recognise the phrase); chance, and layer 0's best, is 0.5
 
-and, the paper's way in its Tables 5 and 6, also probes each layer on its own (first biLSTM
-layer better for POS tagging, 97.3 vs 96.8; second better for word sense disambiguation,
-69.0 vs 67.4). That different tasks prefer different layers is the hypothesis; section 7's
-notebook measures what this toy biLM makes of it.
+The paper reads its layers two ways. Learned weights (Sec. 5.5, Fig. 2): what each task's
+mix takes from each layer. Single-layer probes (Sec. 5.3): a probe on one layer
+alone, where the first biLSTM layer is the better one for POS tagging (Table 6, 97.3
+against 96.8) and the second for word sense disambiguation (Table 5, 69.0 against 67.4).
+`evaluate_task` measures both; that a syntax-like task prefers a lower layer and a
+meaning-like task the top one is the hypothesis, and section 7's notebook measures what
+this toy biLM makes of it.
 """
 
 from __future__ import annotations
@@ -40,7 +45,14 @@ from torch import nn
 from torch.nn import functional as F
 
 from .s1_setup import set_seed
-from .s2_corpus import CORPUS, SENSE_LABELS, tokenize
+from .s2_corpus import (
+    CORPUS,
+    HELDOUT_LABELS,
+    PHRASES_OF,
+    SENSE_LABELS,
+    SENSE_PHRASES,
+    tokenize,
+)
 from .s3_bilm import BiLM
 from .s5_extract import get_elmo_embeddings
 
@@ -59,18 +71,24 @@ __all__ = [
 ]
 
 # The word class of every corpus word that has only one. Left out: the four polysemous
-# target words, and "her", "that", "to" and "gold", whose class depends on the sentence.
+# target words; "love", "to" and "gold", whose class depends on the sentence (the noun in
+# "about love", the verb in "the actors love the play"); "and", "before" and "where", the
+# only words of their classes.
 WORD_CLASSES: dict[str, tuple[str, ...]] = {
-    "determiner": ("a", "his", "my", "the", "your"),
-    "pronoun": ("he", "him", "i", "she", "they", "we"),
-    "noun": ("actors", "answer", "children", "fish", "football", "gift", "hand", "loan",
-             "love", "money", "music", "night", "park", "river", "school", "theatre", "town",
-             "water"),
-    "verb": ("gave", "is", "keep", "like", "put", "raised", "sat", "saw", "swim", "turn",
-             "walked", "was", "were", "will", "wore", "works", "wrote"),
-    "adjective": ("good", "green", "long", "new", "safe", "wet", "wrong"),
-    "preposition": ("about", "after", "along", "at", "by", "from", "in", "near", "of", "on",
-                    "with"),
+    "determiner": ("a", "all", "every", "her", "his", "the", "their", "this", "your"),
+    "pronoun": ("he", "him", "i", "it", "she", "they", "we", "you"),
+    "noun": ("actors", "answer", "birds", "boat", "bridge", "cash", "children", "corner",
+             "day", "ducks", "film", "fish", "football", "friends", "games", "gift", "loan",
+             "money", "music", "night", "park", "river", "school", "shop", "stage", "stars",
+             "strap", "street", "teacher", "television", "test", "theatre", "tickets",
+             "time", "trees", "water", "wrist"),
+    "verb": ("are", "closed", "gave", "go", "got", "hit", "is", "keep", "keeps", "like",
+             "look", "paid", "pay", "put", "said", "sat", "save", "saw", "sit", "swim",
+             "think", "took", "turn", "walked", "was", "were", "wore", "wrote"),
+    "adjective": ("new", "next", "safe", "wrong"),
+    "adverb": ("again", "down", "often", "together"),
+    "preposition": ("about", "after", "along", "as", "at", "by", "for", "from", "in", "into",
+                    "near", "of", "on", "past", "under", "with"),
 }
 
 NUM_FOLDS = 4
@@ -188,14 +206,18 @@ class LayerWeightDemo(nn.Module):
 
 
 class ProbeTask(NamedTuple):
-    """A labelled toy task on frozen embeddings.
+    """A labelled toy task on frozen embeddings, with its cross-validation folds.
 
-    name:     what the task is, for tables and figures.
-    tokens:   the N labelled words, in order.
-    layers:   (L, N, D) the embeddings of the N labelled tokens, every layer.
-    labels:   (N,) class index of each token.
-    classes:  class names, indexed by label.
-    folds:    (N,) the cross-validation fold of each token, 0 .. NUM_FOLDS - 1.
+    name:      what the task is, for tables and figures.
+    tokens:    the N labelled words, in order.
+    layers:    (L, N, D) the embeddings of the N labelled tokens, every layer.
+    labels:    (N,) class index of each token.
+    classes:   class names, indexed by label.
+    folds:     (N,) the fold of each token, 0 .. NUM_FOLDS - 1: each fold is scored once,
+               by a probe that never saw it.
+    train_on:  (NUM_FOLDS, N) bool: the tokens that train the probe scored on each fold.
+               Never that fold's tokens, nor any token that would give them away.
+    chance:    the accuracy of guessing without the embeddings (see each task).
     """
 
     name: str
@@ -204,6 +226,8 @@ class ProbeTask(NamedTuple):
     labels: torch.Tensor
     classes: tuple[str, ...]
     folds: torch.Tensor
+    train_on: torch.Tensor
+    chance: float
 
 
 def _embed_tokens(
@@ -220,9 +244,9 @@ def word_class_task(
     """Syntax-like: the class of every token of `corpus` listed in `WORD_CLASSES`.
 
     Folds split word *types*: within each class, the sorted types go round-robin to the
-    folds, so every token of a held-out type is held out and no class is missing from
-    training. A probe must then tell the class from what the embedding says about the
-    word's role, not recognise the word.
+    folds, and a probe trains on the other folds' types only, so it must tell the class
+    from what the embedding says about the word's role, not recognise the word. Chance is
+    the share of the most frequent class.
     """
     classes = tuple(WORD_CLASSES)
     class_of = {w: c for c, words in WORD_CLASSES.items() for w in words}
@@ -237,38 +261,58 @@ def word_class_task(
                 tokens.append(word)
     labels = torch.tensor([classes.index(class_of[word]) for word in tokens])
     folds = torch.tensor([fold_of[word] for word in tokens])
+    train_on = torch.stack([folds != fold for fold in range(NUM_FOLDS)])
+    chance = float(torch.bincount(labels).max()) / len(labels)
     return ProbeTask("word class", tuple(tokens),
-                     _embed_tokens(model, word2idx, sentences, positions), labels, classes, folds)
+                     _embed_tokens(model, word2idx, sentences, positions), labels, classes,
+                     folds, train_on, chance)
 
 
 def sense_task(
-    model: BiLM, word2idx: dict[str, int], labels: Sequence[tuple[str, str, str]] = SENSE_LABELS
+    model: BiLM,
+    word2idx: dict[str, int],
+    labels: Sequence[tuple[str, str, str]] = SENSE_LABELS + HELDOUT_LABELS,
 ) -> ProbeTask:
     """Meaning-like: the sense ("bank: river") of each sentence's target word.
 
-    Folds split sentences: the k-th sentence of every sense is in fold k mod NUM_FOLDS, so
-    each held-out fold has every sense and layer 0, the same vector for both senses of a
-    word, can do no better than guess between them.
+    Every sentence is an opening, the word and an ending (`PHRASES_OF`), by default all 16
+    sentences of every sense, training and held-out alike. The folds are blocks: fold
+    2a + b holds the sentences whose opening is in half a of their sense's openings and
+    whose ending is in half b of its endings, and its probe trains on the block that shares
+    neither half (1 - a, 1 - b). A probe is then never scored on an opening or an ending it
+    trained on: it must tell the sense from the context, not recognise the phrase. Each
+    fold holds both senses of every word equally, so chance, guessing one of the word's two
+    senses, is 0.5, which is also the best layer 0 can do: it is one vector for both senses.
+
+    Raises:
+        ValueError: a sentence that is not an opening, its word and an ending of the corpus.
     """
+    halves = {key: (len(openings) // 2, len(endings) // 2)
+              for key, (openings, endings) in SENSE_PHRASES.items()}
     classes = tuple(dict.fromkeys(f"{word}: {sense}" for _, word, sense in labels))
-    seen: dict[str, int] = {}
-    targets, folds = [], []
-    for _, word, sense in labels:
-        name = f"{word}: {sense}"
-        targets.append(classes.index(name))
-        folds.append(seen.get(name, 0) % NUM_FOLDS)
-        seen[name] = seen.get(name, 0) + 1
+    blocks = []
+    for sentence, word, sense in labels:
+        if sentence not in PHRASES_OF:
+            raise ValueError(f"{sentence!r} is not an opening, {word!r} and an ending of "
+                             "the corpus's phrases")
+        (k, j), (half_k, half_j) = PHRASES_OF[sentence], halves[word, sense]
+        blocks.append((int(k >= half_k), int(j >= half_j)))
+    opening_half, ending_half = torch.tensor(blocks).T  # (N,) each
+    folds = 2 * opening_half + ending_half
+    train_on = torch.stack([(opening_half != fold // 2) & (ending_half != fold % 2)
+                            for fold in range(NUM_FOLDS)])
     sentences = [sentence for sentence, _, _ in labels]
     positions = [tokenize(sentence).index(word) for sentence, word, _ in labels]
+    targets = torch.tensor([classes.index(f"{word}: {sense}") for _, word, sense in labels])
     return ProbeTask("word sense", tuple(word for _, word, _ in labels),
-                     _embed_tokens(model, word2idx, sentences, positions),
-                     torch.tensor(targets), classes, torch.tensor(folds))
+                     _embed_tokens(model, word2idx, sentences, positions), targets, classes,
+                     folds, train_on, 0.5)
 
 
 def cross_validate(
     task: ProbeTask, layers: Sequence[int] | None = None, seed: int = 0, **fit_options
 ) -> tuple[float, list[LayerWeightDemo]]:
-    """Train one `LayerWeightDemo` per fold on the other folds; score it on its own fold.
+    """Score each fold with a `LayerWeightDemo` trained on that fold's `task.train_on`.
 
     Args:
         task: the labelled embeddings.
@@ -282,7 +326,7 @@ def cross_validate(
     chosen = task.layers if layers is None else task.layers[list(layers)]
     correct, demos = 0, []
     for fold in range(NUM_FOLDS):
-        train, held_out = task.folds != fold, task.folds == fold
+        train, held_out = task.train_on[fold], task.folds == fold
         set_seed(seed + fold)  # the classifier's initial weights
         demo = LayerWeightDemo(chosen.shape[0], chosen.shape[-1], len(task.classes))
         demo.fit(chosen[:, train], task.labels[train], **fit_options)
@@ -299,6 +343,8 @@ class TaskResult(NamedTuple):
     gamma:           the learned gamma, averaged over the folds.
     accuracy:        held-out accuracy of the learned mix.
     layer_accuracy:  (L,) held-out accuracy of a probe on each single layer.
+    chance:          the task's chance accuracy.
+    n:               the number of held-out tokens scored (every token, once).
     """
 
     name: str
@@ -306,6 +352,8 @@ class TaskResult(NamedTuple):
     gamma: float
     accuracy: float
     layer_accuracy: torch.Tensor
+    chance: float
+    n: int
 
 
 def evaluate_task(task: ProbeTask, seed: int = 0, **fit_options) -> TaskResult:
@@ -316,7 +364,8 @@ def evaluate_task(task: ProbeTask, seed: int = 0, **fit_options) -> TaskResult:
         gamma = float(torch.stack([demo.mix.gamma for demo in demos]).mean())
     layer_accuracy = torch.tensor([cross_validate(task, [k], seed=seed, **fit_options)[0]
                                    for k in range(task.layers.shape[0])])
-    return TaskResult(task.name, weights, gamma, accuracy, layer_accuracy)
+    return TaskResult(task.name, weights, gamma, accuracy, layer_accuracy, task.chance,
+                      len(task.labels))
 
 
 def plot_layer_weights(
@@ -327,6 +376,7 @@ def plot_layer_weights(
     Args:
         results: one list of `TaskResult`s per seed, the tasks in the same order each time;
             bars are means over seeds, error bars one standard deviation (none for one seed).
+            The weights have a line at uniform (1 / L), the probes one at each task's chance.
         path: where to save the figure; None to only return it.
 
     Returns:
@@ -337,16 +387,20 @@ def plot_layer_weights(
     probes = np.array([[r.layer_accuracy.numpy() for r in seed] for seed in results])
     figure = Figure(figsize=(11, 4.5), layout="constrained")
     weight_ax, probe_ax = figure.subplots(1, 2)
-    weight_ax.axhline(1 / weights.shape[-1], color="grey", linestyle=":", label="uniform")
     layers = np.arange(weights.shape[-1])
     width = 0.8 / len(names)
     spread = len(results) > 1
-    for t, name in enumerate(names):
+    weight_ax.axhline(1 / len(layers), color="grey", linestyle=":", label="uniform, 1 / L")
+    for t, result in enumerate(results[0]):
         offset = (t - (len(names) - 1) / 2) * width
-        weight_ax.bar(layers + offset, weights[:, t].mean(0), width, label=name, capsize=4,
-                      yerr=weights[:, t].std(0, ddof=1) if spread else None)
-        probe_ax.bar(layers + offset, probes[:, t].mean(0), width, label=name, capsize=4,
-                     yerr=probes[:, t].std(0, ddof=1) if spread else None)
+        label = f"{result.name} (n = {result.n})"
+        colour = f"C{t}"
+        weight_ax.bar(layers + offset, weights[:, t].mean(0), width, label=label, capsize=4,
+                      color=colour, yerr=weights[:, t].std(0, ddof=1) if spread else None)
+        probe_ax.bar(layers + offset, probes[:, t].mean(0), width, label=label, capsize=4,
+                     color=colour, yerr=probes[:, t].std(0, ddof=1) if spread else None)
+        probe_ax.axhline(result.chance, color=colour, linestyle="--", linewidth=1,
+                         label=f"{result.name}: chance {result.chance:.2f}")
     for ax, ylabel, title in (
         (weight_ax, "softmax weight s_j", "Learned layer weights"),
         (probe_ax, "held-out accuracy", "One probe per layer"),
@@ -356,8 +410,8 @@ def plot_layer_weights(
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title} (mean ± 1 sd over {len(results)} seeds)" if spread
                      else f"{title} (one seed)")
-        ax.legend()
-    probe_ax.set_ylim(0, 1)
+        ax.legend(fontsize="small")
+    probe_ax.set_ylim(0, 1.05)
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, dpi=120)
