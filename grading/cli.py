@@ -1,9 +1,13 @@
 """python -m grading SUBMISSION... [--sections 1,3] [--json F] [--csv F] [--gradescope F]
-[--jobs N]: grade submissions with the course's own tests and reference.
+[--jobs N] [--isolation MODE] [--deadline S]: grade submissions with the course's own tests
+and reference.
 
 A SUBMISSION is a folder holding `exercises/` (or the section modules themselves), or a
 `.zip` of one. Results are kept in the work folder as each submission finishes; run the
-same command again after an interruption and it resumes. See docs/instructors.md.
+same command again after an interruption and it resumes. Each run is isolated by the
+operating system (`grading.isolation`); where it cannot be, the grader refuses to grade
+unless told how far to trust the code. With --gradescope, results.json is written whatever
+happens, if need be as a report of the grader's own error. See docs/instructors.md.
 """
 
 from __future__ import annotations
@@ -17,16 +21,18 @@ from tqdm import tqdm
 
 from course.registry import ROOT, SECTIONS, Section, find_section
 
-from .grader import Grader, GraderError
+from .grader import MODES, Grader, GraderError
 from .reports import (
     VISIBILITIES,
     csv_report,
+    gradescope_error,
     gradescope_report,
     json_report,
+    shown,
     table,
 )
 from .sandbox import Limits
-from .store import Store, write_atomically
+from .store import Seal, Store, write_atomically
 from .submissions import read_submission, unique_names
 
 DEFAULT_WORK_DIR = ROOT / "build" / "grading"
@@ -61,6 +67,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output-mb", type=int, default=Limits.output_mb, metavar="MB",
                    help="largest file (its output included) one run may write "
                    "(default %(default)s)")
+    p.add_argument("--scratch-mb", type=int, default=Limits.scratch_mb, metavar="MB",
+                   help="all that one run may write, namespaces isolation "
+                   "(default %(default)s)")
+    p.add_argument("--isolation", choices=MODES, default="namespaces",
+                   help="how runs are kept apart: namespaces (default; refused where this "
+                   "machine has none), uid (a uid of each run's own, no namespaces; as "
+                   "root), auto (namespaces, else uid), none (trusted code only)")
+    p.add_argument("--deadline", type=float, metavar="S",
+                   help="seconds for the whole grading, shared out among the sections' runs "
+                   "(Gradescope: below its own limit)")
     p.add_argument("--work-dir", type=Path, default=DEFAULT_WORK_DIR, metavar="DIR",
                    help="stored results, the trusted cache, the runs (default build/grading)")
     p.add_argument("--fresh", action="store_true", help="regrade even what is stored")
@@ -86,20 +102,48 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("name at least one SUBMISSION (a folder or a .zip)")
     if args.gradescope and len(args.submissions) != 1:
         parser().error("--gradescope writes the results of exactly one submission")
-    limits = Limits(args.test_timeout, args.section_timeout, args.memory_mb, args.output_mb)
-    submissions = [read_submission(path) for path in args.submissions]
-    unique_names(submissions)
     signal.signal(signal.SIGTERM, _raise_interrupt)
-    grader = Grader(args.work_dir, sections, limits, keep_runs=args.keep_runs)
+    error = "it stopped before it wrote any result"
+    try:  # with --gradescope, results.json is all Gradescope shows: there must be one
+        code = grade(args, sections)
+        error = None if code == 0 else "it was interrupted"
+        return code
+    except GraderError as err:
+        print(f"grading: {err}", file=sys.stderr)
+        error = str(err)
+        return 1
+    except BaseException as err:
+        error = f"{type(err).__name__}: {err}"
+        raise
+    finally:
+        if args.gradescope and error is not None:
+            write_atomically(args.gradescope, gradescope_error(error, args.visibility))
+
+
+def grade(args: argparse.Namespace, sections: list[Section]) -> int:
+    """Grade as `args` say: 0 when done, 130 when interrupted.
+
+    Raises:
+        GraderError: the grader cannot grade (its isolation, its work folder, the course).
+    """
+    limits = Limits(args.test_timeout, args.section_timeout, args.memory_mb, args.output_mb,
+                    args.scratch_mb)
+    submissions = [read_submission(path) for path in args.submissions]
+    try:
+        unique_names(submissions)
+    except ValueError as err:
+        parser().error(str(err))
+    grader = Grader(args.work_dir, sections, limits, keep_runs=args.keep_runs,
+                    isolation=args.isolation, deadline_s=args.deadline)
     settings = {"sections": [s.number for s in sections], "limits": vars(limits),
-                "settings_key": grader.settings_key}
+                "isolation": args.isolation, "settings_key": grader.settings_key}
     done = []
     bar = tqdm(total=len(submissions) * len(sections), desc="grading", unit="section",
                disable=True if args.quiet else None, file=sys.stderr)
 
     def finished(result) -> None:
         done.append(result)
-        bar.set_postfix_str(result.name)
+        bar.set_postfix_str(shown(result.name))
         if args.json:
             write_atomically(args.json, json_report(done, settings))
         if args.csv:
@@ -107,16 +151,16 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.prepare_only:
-            grader.prepare()
+            grader.prepare(check_isolation=False)
             print(f"prepared: {sum(map(len, grader.tests.values()))} tests collected, "
                   f"reference biLM cached in {args.work_dir / 'cache'}")
             return 0
-        store = Store(args.work_dir / "results", grader.settings_key)
+        try:
+            store = Store(args.work_dir / "results", grader.settings_key, Seal(args.work_dir))
+        except (OSError, ValueError) as err:
+            raise GraderError(f"the work folder {args.work_dir} cannot be used: {err}") from err
         results = grader.grade(submissions, jobs=args.jobs, store=store, fresh=args.fresh,
                                on_done=finished, on_section=lambda: bar.update(1))
-    except GraderError as err:
-        print(f"grading: {err}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         bar.close()
         if done:

@@ -7,19 +7,37 @@ and the report says why. The others are notes: what they concern is never used a
     kind                  penalised   raised by
     imports-solutions     yes         the static scan (here) and the guard's audit hook
     reads-solutions       yes         the guard's audit hook: a file of the reference opened
-    monkeypatch           yes         the static scan and the guard's watch of the namespaces
+    monkeypatch           yes         the static scan and the guard's watch of the namespaces,
+                                      pytest's plugins and hooks, and the collected tests
+    runs-processes        yes         the static scan (subprocess, os.system, ...) and the
+                                      audit hook: a section never starts a process
+    uses-ctypes           yes         the static scan and the audit hook
+    inspects-the-runtime  yes         the static scan and the audit hook: the garbage
+                                      collector's objects, frames, trace and profile hooks
+    forges-values         yes         the static scan and the guard: a class that subclasses a
+                                      tensor or a value type, or defines how it compares
+    forges-results        yes         the sandbox: lines on the run's records stream that the
+                                      guard did not sign
     tampered              yes         the sandbox: the run changed its copy of the tests
     ships-tests           no          the submission holds tests, a conftest or pytest settings
     unreadable            no          a module that is a link or too large (not graded)
+
+The source is read as Python reads it: in the encoding its coding line or byte-order mark
+declares, so that what is scanned is what runs.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from dataclasses import dataclass
 
-PENALISED = ("imports-solutions", "reads-solutions", "monkeypatch", "tampered")
+RUNS_PROCESSES, USES_CTYPES = "runs-processes", "uses-ctypes"
+INSPECTS, FORGES = "inspects-the-runtime", "forges-values"
+FORGES_RESULTS = "forges-results"
+PENALISED = ("imports-solutions", "reads-solutions", "monkeypatch", RUNS_PROCESSES,
+             USES_CTYPES, INSPECTS, FORGES, FORGES_RESULTS, "tampered")
 # Files that pytest would read as tests or settings, were they used.
 TEST_FILE = re.compile(r"(^|/)(conftest\.py|test_[^/]*\.py|[^/]*_test\.py|pytest\.ini|tox\.ini"
                        r"|setup\.cfg|pyproject\.toml)$")
@@ -30,6 +48,33 @@ SETTABLE = ("torch.backends.", "os.environ")
 IMPORTERS = ("__import__", "import_module", "importlib.import_module", "exec", "open",
              "run_path", "runpy.run_path", "spec_from_file_location",
              "importlib.util.spec_from_file_location")
+# What a section's code never needs, by the dotted name it is reached by: a module (and
+# everything in it) or one function.
+FORBIDDEN = {
+    "subprocess": RUNS_PROCESSES, "multiprocessing": RUNS_PROCESSES, "pty": RUNS_PROCESSES,
+    "os.system": RUNS_PROCESSES, "os.popen": RUNS_PROCESSES, "os.fork": RUNS_PROCESSES,
+    "os.forkpty": RUNS_PROCESSES, "os.posix_spawn": RUNS_PROCESSES,
+    "os.posix_spawnp": RUNS_PROCESSES, "os.kill": RUNS_PROCESSES, "os.killpg": RUNS_PROCESSES,
+    **{f"os.{name}": RUNS_PROCESSES for name in ("execv", "execve", "execl", "execle",
+                                                  "execlp", "execlpe", "execvp", "execvpe",
+                                                  "spawnv", "spawnve", "spawnl", "spawnle")},
+    "ctypes": USES_CTYPES, "_ctypes": USES_CTYPES, "cffi": USES_CTYPES,
+    "gc": INSPECTS, "inspect": INSPECTS, "sys._getframe": INSPECTS,
+    "sys._current_frames": INSPECTS, "sys.settrace": INSPECTS, "sys.setprofile": INSPECTS,
+    "threading.settrace": INSPECTS, "threading.setprofile": INSPECTS,
+}
+# Attributes that lead to frames, on whatever object.
+FRAME_ATTRIBUTES = ("f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame",
+                    "cr_frame", "ag_frame")
+# What a class of a submission must not subclass (a plain NamedTuple excepted) or define:
+# what a test compares would then not be what it seems. The guard checks the same at run time.
+VALUE_TYPES = ("torch.Tensor", "numpy.ndarray", "int", "float", "complex", "str", "bytes",
+               "list", "tuple", "dict", "set", "frozenset")
+COMPARING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__",
+             "__float__", "__int__", "__index__", "__array__", "__array_ufunc__",
+             "__array_function__", "__torch_function__", "__torch_dispatch__",
+             "__instancecheck__", "__subclasscheck__", "__class__", "__getattribute__")
+NAMED_TUPLES = ("typing.NamedTuple", "NamedTuple")
 
 
 @dataclass(frozen=True)
@@ -48,6 +93,14 @@ class Flag:
     def __str__(self) -> str:
         where = f"section {self.section}: " if self.section is not None else ""
         return f"{where}{self.kind}: {self.detail}"
+
+
+def decode(source: bytes) -> str | None:
+    """The text Python runs for `source`, or None where it would not decode it."""
+    try:
+        return importlib.util.decode_source(source)
+    except (SyntaxError, LookupError, UnicodeError, ValueError):
+        return None
 
 
 def _root_name(node: ast.expr) -> str | None:
@@ -79,6 +132,26 @@ def _imported_names(tree: ast.AST) -> dict[str, str]:
             for alias in node.names:
                 names[alias.asname or alias.name] = f"{origin}.{alias.name}".lstrip(".")
     return names
+
+
+def _dotted(node: ast.expr, imported: dict[str, str]) -> str | None:
+    """`os.system` for `os.system` (or `from os import system; system`), through imports."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in imported:
+        return None
+    return ".".join([imported[node.id], *reversed(parts)])
+
+
+def _forbidden(name: str | None) -> str | None:
+    """The flag kind of a dotted name FORBIDDEN reaches (itself or a module above it)."""
+    while name:
+        if name in FORBIDDEN:
+            return FORBIDDEN[name]
+        name = name.rpartition(".")[0]
+    return None
 
 
 def _imports_of_solutions(node: ast.AST) -> str | None:
@@ -131,26 +204,76 @@ def _patch_target(node: ast.AST, imported: dict[str, str]) -> str | None:
     return None
 
 
-def scan_module(source: str, section: int) -> list[Flag]:
-    """Flags for one section module: imports of the reference, and assignments to (or
-    deletions of) what its imports bind: `torch.allclose = ...`, `setattr(F, ...)`.
-    A module that does not parse has no flags: its tests report the syntax error."""
+def _uses(node: ast.AST, imported: dict[str, str]) -> tuple[str, str] | None:
+    """(kind, what) for a use of what FORBIDDEN or FRAME_ATTRIBUTES name."""
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                 [f"{node.module}.{a.name}" for a in node.names] if node.level == 0 else [])
+        for name in names:
+            kind = _forbidden(name)
+            if kind:
+                return kind, ast.unparse(node)
+        return None
+    if isinstance(node, ast.Attribute) and node.attr in FRAME_ATTRIBUTES:
+        return INSPECTS, f"reads {ast.unparse(node)[:80]}"
+    if isinstance(node, ast.Attribute | ast.Name) and not isinstance(node.ctx, ast.Store):
+        name = _dotted(node, imported)
+        kind = _forbidden(name) if name and "." in name else None
+        if kind and not (isinstance(node, ast.Name) and name.split(".")[0] == node.id):
+            return kind, f"uses {name}"
+    return None
+
+
+def _class_forges(node: ast.ClassDef, imported: dict[str, str]) -> list[tuple[ast.AST, str]]:
+    """(where, what) a class statement does of what `COMPARING` and `VALUE_TYPES` name."""
+    found = []
+    for base in node.bases:
+        name = _dotted(base, imported) or (base.id if isinstance(base, ast.Name) else None)
+        if name in VALUE_TYPES and name not in NAMED_TUPLES:
+            found.append((node, f"{node.name} subclasses {name}"))
+    for item in node.body:
+        names = ([item.name] if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) else
+                 [t.id for t in _targets(item) if isinstance(t, ast.Name)])
+        found += [(item, f"{node.name} defines {name}") for name in names if name in COMPARING]
+    return found
+
+
+def scan_module(source: bytes, section: int) -> list[Flag]:
+    """Flags for one section module: imports of the reference; assignments to (or deletions
+    of) what its imports bind (`torch.allclose = ...`, `setattr(F, ...)`); uses of what a
+    section never needs (FORBIDDEN, frames); classes that could forge what a test compares.
+    A module that does not decode or parse has no flags: its tests report the error."""
+    text = decode(source)
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(text) if text is not None else None
     except (SyntaxError, ValueError):
+        tree = None
+    if tree is None:
         return []
     imported = _imported_names(tree)
     found = []
+
+    def add(node: ast.AST, kind: str, what: str) -> None:
+        found.append((node.lineno, Flag(kind, f"line {node.lineno}: {what}", section)))
+
     for node in ast.walk(tree):
         use = _imports_of_solutions(node)
         if use:
-            found.append((node.lineno, Flag("imports-solutions", f"line {node.lineno}: {use}",
-                                            section)))
+            add(node, "imports-solutions", use)
         target = _patch_target(node, imported)
         if target:
-            found.append((node.lineno, Flag("monkeypatch", f"line {node.lineno}: {target}",
-                                            section)))
-    return [flag for _, flag in sorted(found, key=lambda pair: pair[0])]
+            add(node, "monkeypatch", target)
+        forbidden = _uses(node, imported)
+        if forbidden:
+            add(node, *forbidden)
+        if isinstance(node, ast.ClassDef):
+            for where, what in _class_forges(node, imported):
+                add(where, FORGES, what)
+    # one flag of a kind per line: `sys._getframe(1).f_back` is one use, seen twice
+    kept = {}
+    for line, flag in sorted(found, key=lambda pair: pair[0]):
+        kept.setdefault((line, flag.kind), flag)
+    return list(kept.values())
 
 
 def scan_files(paths: list[str]) -> list[Flag]:

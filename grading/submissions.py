@@ -28,9 +28,9 @@ MODULE_NAMES = {f"{s.module}.py" for s in SECTIONS}
 
 @dataclass
 class Submission:
-    """name: how the reports call it; modules: {module file name: source bytes};
-    files: every file's path inside it; unreadable: {module file name: why it was not read};
-    error: why nothing of it could be read."""
+    """name: how the reports call it (`unique_names` makes it unique); modules: {module
+    file name: source bytes}; files: every file's path inside it; unreadable: {module file
+    name: why it was not read}; error: why nothing of it could be read."""
 
     name: str
     path: Path
@@ -38,6 +38,7 @@ class Submission:
     files: list[str] = field(default_factory=list)
     unreadable: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    given: Path | None = None  # the path it was named by, where that is not `path`
 
     @property
     def digest(self) -> str:
@@ -120,7 +121,9 @@ def read_submission(path: Path, name: str | None = None) -> Submission:
             _read_dir(submission)
             archives = sorted(path.glob("*.zip"))
             if not submission.modules and len(archives) == 1:  # handed in as a .zip, kept so
-                return read_submission(archives[0], submission.name)
+                inner = read_submission(archives[0], submission.name)
+                inner.given = path
+                return inner
         else:
             submission.error = f"{path} is neither a folder nor a .zip archive"
     except (OSError, ValueError, zipfile.BadZipFile, RuntimeError) as err:
@@ -128,10 +131,39 @@ def read_submission(path: Path, name: str | None = None) -> Submission:
     return submission
 
 
+def _names(submission: Submission) -> list[str]:
+    """What a submission may be called, shortest first: the name it was read with (`alice`
+    for `alice.zip`), the file name of the path it was given by, then ever more of the
+    folders above it, up to that whole path."""
+    path = Path(os.path.abspath(submission.given or submission.path))
+    longer = ["/".join(path.parts[-depth:]).lstrip("/") for depth in range(2, len(path.parts))]
+    return list(dict.fromkeys([submission.name, path.name, *longer, str(path)]))
+
+
 def unique_names(submissions: list[Submission]) -> None:
-    """Make the submissions' names distinct (alice, alice-2, ...), in place."""
-    seen: dict[str, int] = {}
-    for submission in submissions:
-        count = seen[submission.name] = seen.get(submission.name, 0) + 1
-        if count > 1:
-            submission.name = f"{submission.name}-{count}"
+    """Give the submissions distinct names, in place, from their paths: each keeps its short
+    name unless another has it too, in which case every one of them takes a longer one
+    (`a/alice` and `b/alice`), never a made-up one that another could hold.
+
+    Raises:
+        ValueError: a path is given twice.
+    """
+    candidates = [_names(s) for s in submissions]
+    seen: dict[str, Path] = {}
+    for submission, names in zip(submissions, candidates, strict=True):
+        if names[-1] in seen:
+            raise ValueError(f"{submission.given or submission.path} is named twice")
+        seen[names[-1]] = submission.path
+    level = [0] * len(submissions)
+    while True:
+        names = [c[min(n, len(c) - 1)] for c, n in zip(candidates, level, strict=True)]
+        counts: dict[str, int] = {}
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+        clashing = [i for i, name in enumerate(names) if counts[name] > 1]
+        if not clashing:
+            break
+        for i in clashing:
+            level[i] += 1
+    for submission, name in zip(submissions, names, strict=True):
+        submission.name = name
