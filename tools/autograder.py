@@ -5,9 +5,12 @@ grades a whole class, one container per submission.
 
 The zip holds, at its root as Gradescope requires, `setup.sh` (run once when Gradescope
 builds the image: Python, the learners' lock of the dependencies, then
-`python -m grading --prepare-only` to collect the tests and pre-train the reference) and
-`run_autograder` (run per submission: `python -m grading /autograder/submission
---gradescope /autograder/results/results.json`), beside the tests, the reference and the
+`python -m grading --prepare-only` to collect the tests and pre-train the reference, and the
+reference made unreadable to any user but root) and `run_autograder` (run per submission:
+`python -m grading /autograder/submission --jobs 2 --isolation auto --deadline 540
+--gradescope /autograder/results/results.json`: two sections at once, each run isolated by
+namespaces where the container allows them and as a uid of its own where not, the whole
+within a deadline below Gradescope's 10 minutes), beside the tests, the reference and the
 tooling that a run needs (the same files every grading run copies, `grading.sandbox`).
 """
 

@@ -15,3 +15,9 @@ python3 -m venv .venv
 .venv/bin/pip install --quiet --disable-pip-version-check -r requirements/learner.lock
 # Collect the tests and pre-train the reference biLM now, once, not for every submission.
 .venv/bin/python -m grading --prepare-only
+# Where the container allows no namespaces, each run is a uid of its own (--isolation auto):
+# it must be able to read Python and the environment, and must not be able to read the
+# reference, which stays the grader's (root's) alone.
+chmod o+rx /autograder /autograder/source
+chmod -R o+rX .venv
+chmod -R go-rwx solutions
