@@ -51,7 +51,8 @@ def spreadsheet_cell(value: object) -> object:
     if not isinstance(value, str):
         return value
     text = shown(value)
-    return "'" + text if text.startswith(FORMULA_START) else text
+    formula = value.startswith(FORMULA_START) or text.lstrip().startswith(FORMULA_START)
+    return "'" + text if formula else text
 
 
 def json_report(results: list[SubmissionResult], settings: dict) -> str:

@@ -338,6 +338,36 @@ def _changed_files(root: Path, written: dict[str, bytes]) -> list[str]:
     return sorted(changed)
 
 
+def isolation_request(mode: str, run_dir: Path, slot: int, visible: list[str],
+                      cache_files: dict[str, Path], scratch_mb: int,
+                      hidden: list[str]) -> tuple[dict, Path]:
+    """The isolation (`grading.isolation`'s spec) of a run in `run_dir` that sees `visible`
+    read-only besides the system, gets `cache_files` ({name: trusted file}) in its cache,
+    and must not see `hidden` (where they lie inside what it sees); and its scratch space."""
+    uid, gid = isolation.run_ids(slot)
+    if mode == "namespaces":  # a tmpfs of its own tree
+        scratch = Path(isolation.NAMESPACE_SCRATCH)
+    else:
+        scratch = run_dir / "scratch"
+        scratch.mkdir()
+    spec = {"mode": mode, "uid": uid, "gid": gid, "scratch": str(scratch),
+            "files": {str(scratch / "cache" / name): str(path)
+                      for name, path in cache_files.items()}}
+    if mode == "namespaces":
+        (run_dir / "tree").mkdir()
+        spec.update(root=str(run_dir / "tree"), scratch_mb=scratch_mb, hidden=hidden,
+                    read_only=[*isolation.system_paths(), *visible])
+    elif mode == "uid":  # this run's uid may enter its own folder, no other's
+        os.chown(run_dir, 0, gid)
+        run_dir.chmod(0o750)
+    else:
+        (scratch / "cache").mkdir()
+        for name, path in cache_files.items():
+            shutil.copyfile(path, scratch / "cache" / name)  # a copy it may spoil
+        spec["files"] = {}
+    return spec, scratch
+
+
 def _write_tree(folder: Path, files: dict[str, bytes]) -> None:
     """Write `files` under `folder`, readable by the run's uid whatever the grader's umask."""
     for name, data in files.items():
@@ -369,7 +399,6 @@ class Sandbox:
         self.runs = self.work_dir / "runs"
         self.runs.mkdir(parents=True, exist_ok=True)
         self.runs.chmod(0o711)  # a run's uid may pass through (uid mode), never list
-        self.system = isolation.system_paths()
         self._free_slots: queue.Queue[int] = queue.Queue()
         for slot in range(max(1, self.slots)):
             self._free_slots.put(slot)
@@ -393,31 +422,6 @@ class Sandbox:
                 shutil.rmtree(run_dir, ignore_errors=True)
             self._free_slots.put(slot)
 
-    def _isolation(self, run_dir: Path, slot: int) -> tuple[dict, Path]:
-        """The isolation request of a run in `run_dir`, and where its scratch space is."""
-        uid, gid = isolation.run_ids(slot)
-        if self.mode == "namespaces":  # a tmpfs of its own tree
-            scratch = Path(isolation.NAMESPACE_SCRATCH)
-        else:
-            scratch = run_dir / "scratch"
-            scratch.mkdir()
-        files = {str(scratch / "cache" / name): str(path)
-                 for name, path in self.cache_files.items()}
-        spec = {"mode": self.mode, "uid": uid, "gid": gid, "scratch": str(scratch),
-                "files": files}
-        if self.mode == "namespaces":
-            (run_dir / "tree").mkdir()
-            spec.update(root=str(run_dir / "tree"), scratch_mb=self.limits.scratch_mb,
-                        read_only=[*self.system, str(run_dir / "root"), str(run_dir / "impl")],
-                        hidden=[str(ROOT), str(self.work_dir.resolve())])
-        elif self.mode == "uid":  # this run's uid may enter its own folder, no other's
-            os.chown(run_dir, 0, gid)
-            run_dir.chmod(0o750)
-        else:
-            (scratch / "cache").mkdir()
-            for name, path in self.cache_files.items():
-                shutil.copyfile(path, scratch / "cache" / name)  # a copy it may spoil
-        return spec, scratch
 
     def _run_in(self, run_dir: Path, section: Section, module_source: bytes,
                 timeout_s: float, slot: int) -> SectionRun:
@@ -425,7 +429,9 @@ class Sandbox:
         written = self.pristine.for_section(section)
         _write_tree(root, written)
         _write_tree(impl, {section.file_name: module_source})
-        spec, scratch = self._isolation(run_dir, slot)
+        spec, scratch = isolation_request(
+            self.mode, run_dir, slot, [str(root), str(impl)], self.cache_files,
+            self.limits.scratch_mb, [str(ROOT), str(self.work_dir.resolve())])
         records, flags = run_dir / "records.jsonl", run_dir / "flags.jsonl"
         output = run_dir / "output.txt"
         argv = ["tests/sections", "--impl", str(impl), "--section", str(section.number),
