@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .registry import MAX_POINTS, RESULTS_FILE, ROOT, SECTIONS, Section, shown
-from .results import NOT_IMPLEMENTED, PASSED, STATUSES
+from .results import ERROR, NOT_IMPLEMENTED, PASSED, STATUSES
 
 BAR_WIDTH = 20
 
@@ -115,12 +115,15 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
     message, _, introspection = problem["message"].partition(" assert ")
     if introspection and message in ("AssertionError:", ""):
         message = problem["message"]
+    reason = [f"    {message}"]
+    if problem["status"] == ERROR and problem.get("checks"):
+        reason = [f"    it checks: {problem['checks']}", f"    your code raised {message}"]
     return "\n".join([
         f"Next: section {section.number} ({section.name}), {section.title}, in "
         f"{shown(impl_dir / section.file_name)}",
         f"  hint: {section.hint}",
         f"  first test to pass: {problem['name']} ({problem['status']})",
-        f"    {message}",
+        *reason,
         f"  then: make test SECTION={section.number}",
     ])
 

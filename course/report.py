@@ -7,8 +7,9 @@
   learner's), the report says which section to finish first;
 * a wrong answer keeps pytest's short report: the assertion's message, what was found, and
   for a shape, which dimension differs from what was expected;
-* any other error shows only the frames of the tests and of the implementation, never those
-  of torch or of the harness;
+* any other error (the learner's code raised where the test expected a result) says first
+  what the test checks, from its docstring, then shows only the frames of the tests and of
+  the implementation, never those of torch or of the harness;
 * paths read relative to the course (`exercises/s3_bilm.py`), and the harness's package
   names as the folder the module came from (`exercises.s3_bilm`).
 """
@@ -26,7 +27,7 @@ import torch
 
 from .harness import PACKAGE_PREFIX
 from .registry import ROOT, STUB_MESSAGE, TESTS_DIR, section_of_test, shown
-from .results import NOT_IMPLEMENTED, stub_error
+from .results import NOT_IMPLEMENTED, purpose, stub_error
 
 _PACKAGE_MODULE = re.compile(rf"\b{PACKAGE_PREFIX}[0-9a-f]{{16}}\.(\w+)")
 
@@ -125,7 +126,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         # pytest's own report of the check: the message, and what was found
         text = _readable(learner_terms(str(report.longrepr)), item.fixturenames)
     elif item.config.getoption("tbstyle") in ("auto", "short"):
-        text = _readable(_short_traceback(error), item.fixturenames)
+        text = (f"{item.name} checks: {purpose(item)}\n"
+                f"Your code raised {type(error).__name__} instead:\n"
+                + _readable(_short_traceback(error), item.fixturenames))
     else:
         return report
     report.longrepr = LearnerReport(text, summary)

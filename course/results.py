@@ -3,9 +3,10 @@ the grader (the section tests' conftest loads it):
 
     pytest tests/sections --results-json build/results.json
 
-Each record: {"nodeid", "section", "name", "status", "message"}, where status is one of
-STATUSES. A test fails as "not implemented" when a stub's NotImplementedError is anywhere
-in its exception chain, so an unfinished section never reads as a wrong answer.
+Each record: {"nodeid", "section", "name", "checks", "status", "message"}, where status is
+one of STATUSES and `checks` is what the test checks (`purpose`). A test fails as "not
+implemented" when a stub's NotImplementedError is anywhere in its exception chain, so an
+unfinished section never reads as a wrong answer.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ def stub_error(error: BaseException | None) -> NotImplementedError | None:
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
+
+
+def purpose(item: pytest.Item) -> str:
+    """What a test checks, in one line: its docstring's first paragraph, or else its name."""
+    doc = getattr(getattr(item, "function", None), "__doc__", None) or ""
+    first = " ".join(doc.strip().split("\n\n")[0].split())
+    return first or item.name.removeprefix("test_").replace("_", " ")
 
 
 def status_of(report: pytest.TestReport, error: BaseException | None) -> str:
@@ -75,6 +83,7 @@ class Recorder:
             "nodeid": item.nodeid,
             "section": getattr(section_of_test(item.nodeid), "number", None),
             "name": item.name,
+            "checks": purpose(item),
             "status": status,
             "message": "" if status == PASSED else short_message(error),
         }

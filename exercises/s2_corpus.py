@@ -123,9 +123,18 @@ _WORD = re.compile(r"[a-z0-9']+")
 def tokenize(text: str) -> list[str]:
     """Lower-case `text` and split it into words, dropping punctuation.
 
+    A word is a run of letters, digits and apostrophes, as `_WORD` matches: a contraction
+    stays one word, and everything else (spaces, punctuation, hyphens) separates words.
+
     >>> tokenize("Turn right, at the river!")
     ['turn', 'right', 'at', 'the', 'river']
+    >>> tokenize("Don't swim: it's 2 o'clock, co-op's rule.")
+    ["don't", 'swim', "it's", '2', "o'clock", 'co', "op's", 'rule']
+
+    Raises:
+        TypeError: `text` is not a str (from the given `_check_text`).
     """
+    _check_text(text)  # a clear error for what is not text, given below
     raise NotImplementedError("section 2 (corpus): tokenize is not implemented yet")
 
 
@@ -133,7 +142,8 @@ def build_vocab(corpus: Iterable[str]) -> tuple[dict[str, int], dict[int, str]]:
     """Map every word of `corpus` to an index, and back.
 
     Args:
-        corpus: sentences as strings; they are split with `tokenize`.
+        corpus: sentences as strings; they are split into words with `tokenize`, so the
+            vocabulary's words are lower-case and without punctuation.
 
     Returns:
         (word2idx, idx2word): `SPECIAL_TOKENS` take indices 0-3 (PAD, UNK, BOS, EOS), then
@@ -141,8 +151,11 @@ def build_vocab(corpus: Iterable[str]) -> tuple[dict[str, int], dict[int, str]]:
         on the set of words, never on sentence order or hashing.
 
     Raises:
-        ValueError: the corpus is empty or holds no words.
+        TypeError: `corpus` is a single str, not a collection of sentences (from the given
+            `_sentences`, which also turns `corpus` into the list `sentences`).
+        ValueError: the corpus is empty or holds no words (idem).
     """
+    sentences = _sentences(corpus)  # a list of sentences, or a clear error, given below
     raise NotImplementedError("section 2 (corpus): build_vocab is not implemented yet")
 
 
@@ -157,11 +170,13 @@ def encode(
         add_boundaries: wrap the result in BOS ... EOS, as the biLM expects.
 
     Returns:
-        a list of ints, of length len(words) (+2 with boundaries).
+        a list of ints, one per word (+2 with boundaries): `word2idx[word]`, or UNK for a
+        word that is not in it.
 
     Raises:
-        ValueError: the sentence has no words.
+        ValueError: the sentence has no words (from the given `_check_sentence`).
     """
+    _check_sentence(sentence)  # a clear error for a sentence without words, given below
     raise NotImplementedError("section 2 (corpus): encode is not implemented yet")
 
 
@@ -169,9 +184,18 @@ def decode(ids: Iterable[int], idx2word: dict[int, str]) -> list[str]:
     """Turn indices back into words: `decode(encode(s, w2i), i2w) == tokenize(s)` for any
     sentence `s` of known words.
 
+    Args:
+        ids: word indices, as a list or a 1-D LongTensor; the given `_id_list` turns them
+            into the list of ints `ids`.
+        idx2word: the mapping from `build_vocab`.
+
+    Returns:
+        a list of words (str), one per index.
+
     Raises:
-        ValueError: an index is not in `idx2word`.
+        ValueError: an index is not in `idx2word` (from `_id_list`).
     """
+    ids = _id_list(ids, idx2word)  # a list of known indices, or a clear error, given below
     raise NotImplementedError("section 2 (corpus): decode is not implemented yet")
 
 
@@ -186,6 +210,50 @@ def pad_batch(sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.T
         lengths: LongTensor (B,), the length of each sequence.
 
     Raises:
-        ValueError: no sequences, or an empty one.
+        ValueError: no sequences, or an empty one (from the given `_check_sequences`).
     """
+    _check_sequences(sequences)  # clear errors for nothing to pad, given below
     raise NotImplementedError("section 2 (corpus): pad_batch is not implemented yet")
+
+
+# --- input validation, given: the clear errors for what the functions above cannot take ----
+
+
+def _check_text(text: str) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"tokenize expects a str, got {type(text).__name__}")
+
+
+def _sentences(corpus: Iterable[str]) -> list[str]:
+    """The sentences of `corpus` as a list (it may be a generator), checked."""
+    if isinstance(corpus, str):
+        raise TypeError("build_vocab expects a collection of sentences, got a single str")
+    sentences = list(corpus)
+    if not sentences:
+        raise ValueError("build_vocab needs at least one sentence; the corpus is empty")
+    if not any(tokenize(sentence) for sentence in sentences):
+        raise ValueError("build_vocab found no words in the corpus (only punctuation or spaces?)")
+    return sentences
+
+
+def _check_sentence(sentence: str | Sequence[str]) -> None:
+    empty = not tokenize(sentence) if isinstance(sentence, str) else len(sentence) == 0
+    if empty:
+        raise ValueError(f"cannot encode an empty sentence: {sentence!r}")
+
+
+def _id_list(ids: Iterable[int], idx2word: dict[int, str]) -> list[int]:
+    """`ids` (a tensor too) as a list of ints, each one a key of `idx2word`."""
+    ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
+    unknown = [i for i in ids if i not in idx2word]
+    if unknown:
+        raise ValueError(f"indices {unknown} are not in the vocabulary of {len(idx2word)} words")
+    return ids
+
+
+def _check_sequences(sequences: Sequence[Sequence[int]]) -> None:
+    if len(sequences) == 0:
+        raise ValueError("pad_batch needs at least one sequence")
+    empty = [i for i, seq in enumerate(sequences) if len(seq) == 0]
+    if empty:
+        raise ValueError(f"pad_batch got empty sequences at positions {empty}")

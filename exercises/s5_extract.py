@@ -29,6 +29,21 @@ __all__ = ["get_elmo_embeddings"]
 Sentence = str | Sequence[int] | torch.Tensor
 
 
+def _as_batch(
+    sentences: Sentence | Sequence[Sentence], word2idx: dict[str, int] | None
+) -> tuple[list[list[int]], bool]:
+    """(the word ids of every sentence, without boundaries; whether `sentences` was one
+    sentence rather than a list of them), or a clear error naming what is wrong."""
+    single = isinstance(sentences, str | torch.Tensor) or (
+        isinstance(sentences, Sequence) and len(sentences) > 0
+        and all(isinstance(i, int) for i in sentences)
+    )
+    batch = [sentences] if single else list(sentences)
+    if not batch:
+        raise ValueError("get_elmo_embeddings got no sentences")
+    return [_word_ids(s, word2idx, i) for i, s in enumerate(batch)], single
+
+
 def _word_ids(sentence: Sentence, word2idx: dict[str, int] | None, position: int) -> list[int]:
     """One sentence as word ids without boundaries, or a clear error naming what is wrong."""
     if isinstance(sentence, str):
@@ -59,6 +74,12 @@ def get_elmo_embeddings(
 ) -> torch.Tensor | list[torch.Tensor]:
     """Layer-wise contextual embeddings of every word, from the biLM in eval mode.
 
+    The biLM reads each sentence as it was pre-trained to, <s> w_1 .. w_n </s> (a padded
+    batch of them, on the model's device, `next(model.parameters()).device`); the two
+    boundary positions are then dropped, so that row i is word i. The given line before
+    your code turns `sentences` into `word_ids` (one list of word ids per sentence, no
+    boundaries) and `single` (True when `sentences` was one sentence).
+
     Args:
         model: a (pre-trained) `BiLM`. It is run under `torch.no_grad()` in eval mode and
             left in the mode it was in.
@@ -72,6 +93,8 @@ def get_elmo_embeddings(
 
     Raises:
         TypeError / ValueError: an empty sentence or list, ids that are not integers, a
-            tensor that is not 1-D, ids out of range, or text without `word2idx`.
+            tensor that is not 1-D, or text without `word2idx` (from the given
+            `_as_batch`); ids out of range (from the biLM's own check).
     """
+    word_ids, single = _as_batch(sentences, word2idx)  # clear errors for bad input, given
     raise NotImplementedError("section 5 (extract): get_elmo_embeddings is not implemented yet")

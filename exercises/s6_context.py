@@ -73,14 +73,16 @@ def cosine_sim(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
             almost always a bug, such as comparing a layer with a whole stack).
 
     Returns:
-        (...) the cosines, in [-1, 1], as a float tensor: a 0-d tensor for two vectors
-        (`float(cosine_sim(a, b))` gives the number). Where either vector is zero the result
-        is 0, the convention of `torch.nn.functional.cosine_similarity`.
+        (...) the cosines, in [-1, 1] up to float32 rounding, as a floating-point tensor: a
+        0-d tensor for two vectors (`float(cosine_sim(a, b))` gives the number). Where
+        either vector is zero the result is 0, the convention of
+        `torch.nn.functional.cosine_similarity`.
 
     Raises:
-        TypeError: an input is not a tensor.
-        ValueError: the shapes differ, or an input is 0-d or has D = 0.
+        TypeError: an input is not a tensor (from the given `_check_vectors`).
+        ValueError: the shapes differ, or an input is 0-d or has D = 0 (idem).
     """
+    _check_vectors(a, b)  # clear errors for what has no cosine, given below
     raise NotImplementedError("section 6 (context): cosine_sim is not implemented yet")
 
 
@@ -136,12 +138,36 @@ class ContextComparison:
         return "\n".join(lines)
 
 
+def _check_vectors(a: torch.Tensor, b: torch.Tensor) -> None:
+    for name, x in (("a", a), ("b", b)):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"cosine_sim expects tensors, got {type(x).__name__} for {name}")
+    if a.shape != b.shape:
+        raise ValueError(
+            f"cosine_sim expects two tensors of one shape (..., D), got {tuple(a.shape)} "
+            f"and {tuple(b.shape)}"
+        )
+    if a.dim() == 0 or a.shape[-1] == 0:
+        raise ValueError(f"cosine_sim needs vectors with D >= 1 components, got {tuple(a.shape)}")
+
+
 def _target_position(sentence: str, word: str) -> int:
     """The index of `word`'s first occurrence among the words of `sentence`."""
     words = tokenize(sentence)
     if word not in words:
         raise ValueError(f"target word {word!r} is not in the sentence {sentence!r}")
     return words.index(word)
+
+
+def _check_labels(labels: Sequence[tuple[str, str, str]]) -> None:
+    """Labels to compare: some, each target word in its sentence, one word in two of them."""
+    if len(labels) == 0:
+        raise ValueError("compare_contexts needs labelled sentences; got none")
+    for sentence, word, _ in labels:
+        _target_position(sentence, word)
+    words = [word for _, word, _ in labels]
+    if len(set(words)) == len(words):
+        raise ValueError("compare_contexts found no target word in two sentences")
 
 
 def compare_contexts(
@@ -155,15 +181,21 @@ def compare_contexts(
         model: a pre-trained `BiLM`; embeddings come from `get_elmo_embeddings`.
         word2idx: the vocabulary.
         labels: (sentence, target word, sense) triples, as `SENSE_LABELS`. A sentence that
-            holds its target word twice is compared at the word's first occurrence.
+            holds its target word twice is compared at the word's first occurrence (the
+            given `_target_position(sentence, word)` finds it).
 
     Returns:
-        a `ContextComparison` over every pair i < j of sentences with the same target word;
-        the pair is same-sense when both sentences label the word with one sense.
+        a `ContextComparison` of the sentences in the order of `labels`, and of every pair
+        i < j of sentences with the same target word: word by word in order of first
+        appearance, each word's pairs in the order of `itertools.combinations`. A pair is
+        same-sense when both sentences label the word with one sense; its similarity row is
+        `cosine_sim` of the word's embeddings in the two sentences, one per layer.
 
     Raises:
-        ValueError: no labels, or a target word that is not in its sentence.
+        ValueError: no labels, a target word that is not in its sentence, or no target
+            word in two sentences (from the given `_check_labels`).
     """
+    _check_labels(labels)  # clear errors for labels with nothing to compare, given above
     raise NotImplementedError("section 6 (context): compare_contexts is not implemented yet")
 
 

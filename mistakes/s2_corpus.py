@@ -1,6 +1,6 @@
 """Section 2 (corpus): mistakes in tokenizing, numbering the vocabulary, encoding, padding."""
 
-from tools.mistakes import Edit, Mistake
+from tools.mistakes import Alternative, Edit, Mistake
 
 MISTAKES = [
     Mistake(
@@ -9,6 +9,45 @@ MISTAKES = [
         concept="one word is one token, however it is capitalised",
         caught_by="test_tokenize_lowercases_and_drops_punctuation",
         edits=[Edit("tokenize", "_WORD.findall(text.lower())", "_WORD.findall(text)")],
+    ),
+    Mistake(
+        "punctuation-kept",
+        "tokenize splits the lower-cased text at spaces, so 'right,' and 'river!' are words",
+        concept="punctuation separates words and is dropped",
+        caught_by="test_tokenize_lowercases_and_drops_punctuation",
+        edits=[Edit("tokenize", "_WORD.findall(text.lower())", "text.lower().split()")],
+    ),
+    Mistake(
+        "contraction-split",
+        r"tokenize takes runs of \w, so \"don't\" becomes 'don' and 't'",
+        concept="a contraction is one word: apostrophes belong to words",
+        caught_by="test_tokenize_keeps_contractions_and_digits_and_splits_at_hyphens",
+        edits=[Edit("tokenize", "_WORD.findall(text.lower())",
+                    r're.findall(r"\w+", text.lower())')],
+    ),
+    Mistake(
+        "digits-dropped",
+        "tokenize keeps letters and apostrophes only, so '2' is no word",
+        concept="a word is a run of letters, digits and apostrophes",
+        caught_by="test_tokenize_keeps_contractions_and_digits_and_splits_at_hyphens",
+        edits=[Edit("tokenize", "_WORD.findall(text.lower())",
+                    """re.findall(r"[a-z']+", text.lower())""")],
+    ),
+    Mistake(
+        "hyphen-kept",
+        "tokenize keeps hyphens inside words, so 'co-op' is one word",
+        concept="a hyphen separates words, like any character but letters, digits, apostrophes",
+        caught_by="test_tokenize_keeps_contractions_and_digits_and_splits_at_hyphens",
+        edits=[Edit("tokenize", "_WORD.findall(text.lower())",
+                    """re.findall(r"[a-z0-9'-]+", text.lower())""")],
+    ),
+    Mistake(
+        "vocabulary-split-on-spaces",
+        "build_vocab splits sentences with str.split instead of tokenize",
+        concept="the vocabulary holds the words that tokenize gives, as encode looks them up",
+        caught_by="test_the_vocabulary_holds_the_words_that_tokenize_gives",
+        edits=[Edit("build_vocab", "for word in tokenize(sentence)",
+                    "for word in sentence.split()")],
     ),
     Mistake(
         "vocabulary-in-set-order",
@@ -25,11 +64,34 @@ MISTAKES = [
         edits=[Edit("build_vocab", "[*SPECIAL_TOKENS, *words]", "[*words, *SPECIAL_TOKENS]")],
     ),
     Mistake(
+        "special-tokens-forgotten",
+        "build_vocab numbers the corpus's words from 0 and has no special tokens",
+        concept="<pad>, <unk>, <s>, </s> are part of the vocabulary, at indices 0-3",
+        caught_by="test_special_tokens_have_fixed_indices",
+        edits=[Edit("build_vocab", "dict(enumerate([*SPECIAL_TOKENS, *words]))",
+                    "dict(enumerate(words))")],
+    ),
+    Mistake(
         "unknown-word-raises",
         "encode looks words up with word2idx[word], so an unknown word raises KeyError",
         concept="a word outside the vocabulary becomes <unk>",
         caught_by="test_unknown_word_becomes_unk",
         edits=[Edit("encode", "word2idx.get(word, UNK)", "word2idx[word]")],
+    ),
+    Mistake(
+        "unknown-word-is-padding",
+        "encode maps an unknown word to index 0, which is <pad>",
+        concept="a word outside the vocabulary becomes <unk> (1), never padding",
+        caught_by="test_unknown_word_becomes_unk",
+        edits=[Edit("encode", "word2idx.get(word, UNK)", "word2idx.get(word, 0)")],
+    ),
+    Mistake(
+        "unknown-word-dropped",
+        "encode skips the words it does not know",
+        concept="every word keeps its place: an unknown one becomes <unk>",
+        caught_by="test_unknown_word_becomes_unk",
+        edits=[Edit("encode", "[word2idx.get(word, UNK) for word in words]",
+                    "[word2idx[word] for word in words if word in word2idx]")],
     ),
     Mistake(
         "boundaries-swapped",
@@ -39,10 +101,34 @@ MISTAKES = [
         edits=[Edit("encode", "[BOS, *ids, EOS]", "[EOS, *ids, BOS]")],
     ),
     Mistake(
+        "boundaries-always-added",
+        "encode adds <s> and </s> whether or not add_boundaries asks for them",
+        concept="boundaries only on request: by default one id per word",
+        caught_by="test_encode_then_decode_gives_the_words_back",
+        edits=[Edit("encode", "[BOS, *ids, EOS] if add_boundaries else ids", "[BOS, *ids, EOS]")],
+    ),
+    Mistake(
+        "a-list-of-words-tokenized",
+        "encode passes whatever it gets to tokenize, a list of words too",
+        concept="a sentence is a string or a list of words, already split",
+        caught_by="test_encode_adds_boundaries_on_request",
+        edits=[Edit("encode",
+                    "words = tokenize(sentence) if isinstance(sentence, str) else list(sentence)",
+                    "words = tokenize(sentence)")],
+    ),
+    Mistake(
+        "decode-joins-the-words",
+        "decode returns the words joined into one string",
+        concept="decode gives the list of words, as tokenize does",
+        caught_by="test_encode_then_decode_gives_the_words_back",
+        edits=[Edit("decode", "return [idx2word[i] for i in ids]",
+                    'return " ".join(idx2word[i] for i in ids)')],
+    ),
+    Mistake(
         "batch-major-padding",
         "pad_batch returns a batch-major (B, T) tensor",
         concept="the course's batches are time-major: (seq_len, batch)",
-        caught_by="test_pad_batch_pads_at_the_end",
+        caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
         edits=[Edit("pad_batch", "torch.full((int(lengths.max()), len(sequences))",
                     "torch.full((len(sequences), int(lengths.max()))"),
                Edit("pad_batch", "ids[: len(seq), column]", "ids[column, : len(seq)]")],
@@ -51,8 +137,73 @@ MISTAKES = [
         "left-padding",
         "pad_batch puts the padding before each sentence",
         concept="padding goes after a sentence's end, where no LSTM reads it before a word",
-        caught_by="test_pad_batch_pads_at_the_end",
+        caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
         edits=[Edit("pad_batch", "ids[: len(seq), column]",
                     "ids[int(lengths.max()) - len(seq) :, column]")],
+    ),
+    Mistake(
+        "padded-to-the-first-length",
+        "pad_batch pads every sequence to the length of the first one",
+        concept="the batch is as long as its longest sequence",
+        caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
+        edits=[Edit("pad_batch", "torch.full((int(lengths.max()), len(sequences))",
+                    "torch.full((len(sequences[0]), len(sequences))")],
+    ),
+    Mistake(
+        "float-padding",
+        "pad_batch starts from torch.zeros, a float tensor",
+        concept="token ids are integers: a LongTensor, as nn.Embedding needs",
+        caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
+        edits=[Edit("pad_batch",
+                    "torch.full((int(lengths.max()), len(sequences)), PAD, dtype=torch.long)",
+                    "torch.zeros(int(lengths.max()), len(sequences))")],
+    ),
+    Mistake(
+        "lengths-as-a-list",
+        "pad_batch returns the lengths as a python list",
+        concept="lengths are a LongTensor (B,), as the biLM and the loss take them",
+        caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
+        edits=[Edit("pad_batch", "torch.tensor([len(seq) for seq in sequences], dtype=torch.long)",
+                    "[len(seq) for seq in sequences]"),
+               Edit("pad_batch", "int(lengths.max())", "max(lengths)")],
+    ),
+]
+
+
+ALTERNATIVES = [
+    Alternative(
+        "tokenize-by-substitution",
+        "tokenize replaces every run of other characters with a space, then splits",
+        edits=[Edit("tokenize", "return _WORD.findall(text.lower())",
+                    """return re.sub(r"[^a-z0-9']+", " ", text.lower()).split()""")],
+    ),
+    Alternative(
+        "vocabulary-by-a-loop",
+        "build_vocab collects the words in a loop and numbers them one by one",
+        edits=[Edit("build_vocab", """
+            words = sorted({word for sentence in sentences for word in tokenize(sentence)})
+            idx2word = dict(enumerate([*SPECIAL_TOKENS, *words]))
+            word2idx = {word: idx for idx, word in idx2word.items()}
+        """, """
+            seen = set()
+            for sentence in sentences:
+                seen.update(tokenize(sentence))
+            word2idx = {token: i for i, token in enumerate(SPECIAL_TOKENS)}
+            for word in sorted(seen):
+                word2idx[word] = len(word2idx)
+            idx2word = {i: word for word, i in word2idx.items()}
+        """)],
+    ),
+    Alternative(
+        "padding-by-pad-sequence",
+        "pad_batch with torch.nn.utils.rnn.pad_sequence",
+        edits=[Edit("pad_batch", """
+            ids = torch.full((int(lengths.max()), len(sequences)), PAD, dtype=torch.long)
+            for column, seq in enumerate(sequences):
+                ids[: len(seq), column] = torch.as_tensor(list(seq), dtype=torch.long)
+        """, """
+            ids = torch.nn.utils.rnn.pad_sequence(
+                [torch.tensor(list(seq)) for seq in sequences], padding_value=PAD)
+        """)],
     ),
 ]

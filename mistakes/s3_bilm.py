@@ -1,8 +1,81 @@
-"""Section 3 (bilm): mistakes in the biLM's directions, layers and padding."""
+"""Section 3 (bilm): mistakes in the biLM's parts, directions, layers and padding."""
 
-from tools.mistakes import Edit, Mistake
+from tools.mistakes import Alternative, Edit, Mistake
+
+FORWARD_STACK = """
+self.forward_lstms = nn.ModuleList(
+    nn.LSTM(hidden_dim, hidden_dim) for _ in range(num_layers)
+)
+"""
+BACKWARD_STACK = FORWARD_STACK.replace("forward", "backward")
+FORWARD_STACK_FROM_X = """
+self.forward_lstms = nn.ModuleList(
+    nn.LSTM(embedding_dim if i == 0 else hidden_dim, hidden_dim) for i in range(num_layers)
+)
+"""
 
 MISTAKES = [
+    Mistake(
+        "lstms-in-a-plain-list",
+        "the LSTMs of each direction are kept in a plain python list",
+        concept="an nn.Module registers only submodules it can see: nn.ModuleList, not list",
+        caught_by="test_the_lstms_and_heads_are_registered_parameters",
+        edits=[Edit("BiLM.__init__", "self.forward_lstms = nn.ModuleList(",
+                    "self.forward_lstms = list("),
+               Edit("BiLM.__init__", "self.backward_lstms = nn.ModuleList(",
+                    "self.backward_lstms = list(")],
+    ),
+    Mistake(
+        "directions-share-lstms",
+        "the backward direction is given the forward LSTM stack (one set of LSTMs for both)",
+        concept="the two directions are separate LMs, each with LSTMs of its own",
+        caught_by="test_each_direction_has_its_own_parameters",
+        edits=[Edit("BiLM.__init__", BACKWARD_STACK,
+                    "self.backward_lstms = self.forward_lstms\n")],
+    ),
+    Mistake(
+        "directions-share-a-head",
+        "one softmax layer serves as the head of both directions",
+        concept="each direction scores its own predictions with a layer of its own",
+        caught_by="test_each_direction_has_its_own_parameters",
+        edits=[Edit("BiLM.__init__", "self.backward_head = nn.Linear(hidden_dim, vocab_size)",
+                    "self.backward_head = self.forward_head")],
+    ),
+    Mistake(
+        "one-multi-layer-lstm",
+        "each direction is one nn.LSTM(num_layers=2), which returns its top layer only",
+        concept="ELMo needs every layer: a stack of one-layer LSTMs",
+        caught_by="test_two_lstm_layers_of_256_per_direction",
+        edits=[Edit("BiLM.__init__", FORWARD_STACK, "self.forward_lstms = nn.ModuleList(["
+                    "nn.LSTM(hidden_dim, hidden_dim, num_layers)])\n"),
+               Edit("BiLM.__init__", BACKWARD_STACK, "self.backward_lstms = nn.ModuleList(["
+                    "nn.LSTM(hidden_dim, hidden_dim, num_layers)])\n")],
+    ),
+    Mistake(
+        "no-padding-idx",
+        "the embedding is built without padding_idx",
+        concept="<pad> has a zero embedding that training never moves",
+        caught_by="test_pad_embedding_is_zero_and_stays_zero",
+        edits=[Edit("BiLM.__init__",
+                    "nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)",
+                    "nn.Embedding(vocab_size, embedding_dim)")],
+    ),
+    Mistake(
+        "lstms-read-the-embedding",
+        "the first LSTMs read the word embedding x, not the projection p",
+        concept="p, layer 0's half, is also the LSTMs' input (the paper's projected token)",
+        caught_by="test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1",
+        edits=[Edit("BiLM.__init__", FORWARD_STACK, FORWARD_STACK_FROM_X),
+               Edit("BiLM.__init__", BACKWARD_STACK, FORWARD_STACK_FROM_X.replace(
+                   "forward", "backward")),
+               Edit("BiLM.forward",
+                    "tokens = self.token_projection(self.embedding(ids))  # (T, B, H)\n",
+                    "embedded = self.embedding(ids)\ntokens = self.token_projection(embedded)\n"),
+               Edit("BiLM.forward", "self._run_stack(self.forward_lstms, tokens)",
+                    "self._run_stack(self.forward_lstms, embedded)"),
+               Edit("BiLM.forward", "reverse_within_lengths(tokens, lengths)",
+                    "reverse_within_lengths(embedded, lengths)")],
+    ),
     Mistake(
         "batch-reversed-as-a-whole",
         "the backward LSTM reads the padded batch flipped as a whole (tokens.flip(0))",
@@ -37,6 +110,13 @@ MISTAKES = [
         ],
     ),
     Mistake(
+        "halves-swapped",
+        "each layer is [backward; forward] instead of [forward; backward]",
+        concept="the first half of every layer is the forward direction's state",
+        caught_by="test_forward_direction_never_sees_the_token_it_predicts",
+        edits=[Edit("BiLM.forward", "torch.cat([f, b], dim=-1)", "torch.cat([b, f], dim=-1)")],
+    ),
+    Mistake(
         "backward-uses-forward-lstms",
         "the backward direction runs the forward LSTM stack (a copy-paste slip)",
         concept="the two directions are separate LSTMs, each trained by its own loss",
@@ -45,11 +125,43 @@ MISTAKES = [
                     "self.forward_lstms, reverse_within_lengths")],
     ),
     Mistake(
+        "logits-from-the-first-layer",
+        "the heads score the first LSTM layer's states instead of the top layer's",
+        concept="the LM's predictions come from the top of each stack",
+        caught_by="test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1",
+        edits=[Edit("BiLM.forward", "self.forward_head(forward_states[-1])",
+                    "self.forward_head(forward_states[0])"),
+               Edit("BiLM.forward", "self.backward_head(backward_states[-1])",
+                    "self.backward_head(backward_states[0])")],
+    ),
+    Mistake(
         "layers-not-stacked",
         "every LSTM layer reads the token representation instead of the layer below",
         concept="layer j + 1 reads layer j's outputs: that is what makes it deeper",
         caught_by="test_each_layer_reads_the_layer_below",
         edits=[Edit("BiLM._run_stack", "layer_input = layer_output\n", "")],
+    ),
+    Mistake(
+        "no-residual",
+        "the second LSTM layer's output is used without adding its input",
+        concept="a residual connection adds layer 1 to layer 2 (the paper, Sec. 3.4)",
+        caught_by="test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1",
+        edits=[Edit("BiLM._run_stack", """
+            if depth > 0:
+                layer_output = layer_output + layer_input  # residual, as in the paper
+        """, "")],
+    ),
+    Mistake(
+        "residual-into-layer-1",
+        "every layer adds its input, so layer 1 is the first LSTM's output plus p",
+        concept="the residual connection joins LSTM layers: layer 1 is the first LSTM's output",
+        caught_by="test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1",
+        edits=[Edit("BiLM._run_stack", """
+            if depth > 0:
+                layer_output = layer_output + layer_input  # residual, as in the paper
+        """, """
+            layer_output = layer_output + layer_input
+        """)],
     ),
     Mistake(
         "padding-not-zeroed",
@@ -66,5 +178,53 @@ MISTAKES = [
         caught_by="test_layer_0_is_the_projected_token_twice",
         edits=[Edit("BiLM.forward", "torch.cat([tokens, tokens], dim=-1)",
                     "torch.cat([tokens, torch.zeros_like(tokens)], dim=-1)")],
+    ),
+    Mistake(
+        "reversal-off-by-one",
+        "reverse_within_lengths maps step t to lengths - t instead of lengths - 1 - t",
+        concept="within a sentence of n tokens, step t comes from step n - 1 - t",
+        caught_by="test_reverse_within_lengths_reverses_each_sentence_and_keeps_padding",
+        edits=[Edit("reverse_within_lengths", "lengths - 1 - steps", "lengths - steps")],
+    ),
+    Mistake(
+        "reversal-flips-the-whole-batch",
+        "reverse_within_lengths flips the padded batch along time, padding and all",
+        concept="each sentence is reversed within its own length; padding stays at the end",
+        caught_by="test_reverse_within_lengths_reverses_each_sentence_and_keeps_padding",
+        edits=[Edit("reverse_within_lengths", "return x.gather(0, source)", "return x.flip(0)")],
+    ),
+    Mistake(
+        "reversal-index-on-the-cpu",
+        "reverse_within_lengths makes its step indices on the CPU, whatever x's device",
+        concept="tensors made inside a function live on its input's device, or a GPU run fails",
+        caught_by="test_reverse_within_lengths_works_on_the_device_of_its_input",
+        edits=[Edit("reverse_within_lengths", "torch.arange(x.shape[0], device=x.device)",
+                    "torch.arange(x.shape[0])")],
+    ),
+]
+
+
+ALTERNATIVES = [
+    Alternative(
+        "reversal-by-a-loop",
+        "reverse_within_lengths flips each column's first lengths[b] steps in a python loop",
+        edits=[Edit("reverse_within_lengths", """
+            steps = torch.arange(x.shape[0], device=x.device).unsqueeze(1)  # (T, 1)
+            lengths = lengths.to(x.device).unsqueeze(0)  # (1, B)
+            source = torch.where(steps < lengths, lengths - 1 - steps, steps)  # (T, B)
+            source = source.view(*source.shape, *([1] * (x.dim() - 2))).expand_as(x)
+            return x.gather(0, source)
+        """, """
+            out = x.clone()
+            for b, n in enumerate(lengths.tolist()):
+                out[:n, b] = x[:n, b].flip(0)
+            return out
+        """)],
+    ),
+    Alternative(
+        "padding-zeroed-by-masked-fill",
+        "the layers' padded positions are zeroed with masked_fill",
+        edits=[Edit("BiLM.forward", "layers=torch.stack(layers) * mask,",
+                    "layers=torch.stack(layers).masked_fill(~mask, 0.0),")],
     ),
 ]

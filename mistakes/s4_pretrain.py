@@ -1,6 +1,12 @@
 """Section 4 (pretrain): mistakes in the biLM loss and the training loop."""
 
-from tools.mistakes import Edit, Mistake
+from tools.mistakes import Alternative, Edit, Mistake
+
+SHUFFLE = "torch.randperm(len(sentences), generator=shuffler).tolist()"
+EPOCH_START = f"""
+for epoch in bar:
+    order = {SHUFFLE}
+"""
 
 MISTAKES = [
     Mistake(
@@ -13,6 +19,14 @@ MISTAKES = [
         """, """
             output.backward_logits[:-1].reshape(-1, vocab), forward_targets.reshape(-1),
         """)],
+    ),
+    Mistake(
+        "forward-predicts-the-current-token",
+        "the forward logits at t are scored against token t, not token t + 1",
+        concept="a language model predicts the next token, never the one it reads",
+        caught_by="test_loss_is_forward_plus_backward_cross_entropy",
+        edits=[Edit("bilm_loss", "output.forward_logits[:-1].reshape(-1, vocab)",
+                    "output.forward_logits[1:].reshape(-1, vocab)")],
     ),
     Mistake(
         "padding-counted",
@@ -46,6 +60,33 @@ MISTAKES = [
         edits=[Edit("bilm_loss", "return forward + backward", "return (forward + backward) / 2")],
     ),
     Mistake(
+        "loss-summed-over-tokens",
+        "cross_entropy with reduction='sum': each direction's loss grows with the batch",
+        concept="each direction's loss is a mean over the batch's real targets",
+        caught_by="test_loss_is_forward_plus_backward_cross_entropy",
+        edits=[Edit("bilm_loss", """
+            output.forward_logits[:-1].reshape(-1, vocab), forward_targets.reshape(-1),
+            ignore_index=PAD,
+        """, """
+            output.forward_logits[:-1].reshape(-1, vocab), forward_targets.reshape(-1),
+            ignore_index=PAD, reduction="sum",
+        """), Edit("bilm_loss", """
+            output.backward_logits[1:].reshape(-1, vocab), backward_targets.reshape(-1),
+            ignore_index=PAD,
+        """, """
+            output.backward_logits[1:].reshape(-1, vocab), backward_targets.reshape(-1),
+            ignore_index=PAD, reduction="sum",
+        """)],
+    ),
+    Mistake(
+        "loss-positions-on-the-cpu",
+        "bilm_loss makes its position indices on the CPU, whatever the ids' device",
+        concept="tensors made inside a function live on its input's device, or a GPU run fails",
+        caught_by="test_the_loss_works_on_the_device_of_its_input",
+        edits=[Edit("bilm_loss", "torch.arange(ids.shape[0], device=ids.device)",
+                    "torch.arange(ids.shape[0])")],
+    ),
+    Mistake(
         "forgot-zero-grad",
         "train_bilm never calls optimizer.zero_grad(), so gradients pile up across steps",
         concept="each step follows the gradient of its own batch only",
@@ -60,10 +101,66 @@ MISTAKES = [
         edits=[Edit("train_bilm", "lr=recipe.lr", "lr=0.001")],
     ),
     Mistake(
+        "adam-made-afresh-each-step",
+        "train_bilm builds a new Adam optimizer for every batch",
+        concept="one optimizer for the whole run: Adam's moment estimates carry over steps",
+        caught_by="test_each_step_is_one_adam_step_on_a_fresh_gradient",
+        edits=[Edit("train_bilm", "optimizer.zero_grad()\n",
+                    "optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr)\n"
+                    "optimizer.zero_grad()\n")],
+    ),
+    Mistake(
+        "lengths-not-passed",
+        "train_bilm runs the biLM on a padded batch without its lengths",
+        concept="a padded batch is read with its lengths, or the backward LSTM reads padding",
+        caught_by="test_a_padded_batch_trains_with_its_lengths",
+        edits=[Edit("train_bilm", "bilm_loss(model(ids, lengths), ids, lengths)",
+                    "bilm_loss(model(ids), ids, lengths)")],
+    ),
+    Mistake(
+        "no-shuffling",
+        "train_bilm visits the sentences in corpus order in every epoch",
+        concept="each epoch visits the sentences in a new seeded order",
+        caught_by="test_every_epoch_has_a_new_order",
+        edits=[Edit("train_bilm", SHUFFLE, "list(range(len(sentences)))")],
+    ),
+    Mistake(
+        "one-order-for-every-epoch",
+        "train_bilm shuffles the sentences once, before the first epoch",
+        concept="each epoch visits the sentences in a new seeded order",
+        caught_by="test_every_epoch_has_a_new_order",
+        edits=[Edit("train_bilm", EPOCH_START, f"order = {SHUFFLE}\nfor epoch in bar:\n")],
+    ),
+    Mistake(
+        "shuffled-without-the-seed",
+        "train_bilm shuffles with torch's global generator and never uses its seed",
+        concept="the seed alone decides the order, whatever was drawn before",
+        caught_by="test_the_seed_alone_decides_the_order",
+        edits=[Edit("train_bilm", "set_seed(seed)\n", ""),
+               Edit("train_bilm", SHUFFLE, "torch.randperm(len(sentences)).tolist()")],
+    ),
+    Mistake(
+        "sentences-drawn-with-replacement",
+        "train_bilm draws each epoch's sentences at random with replacement",
+        concept="an epoch visits every sentence exactly once",
+        caught_by="test_each_epoch_visits_every_sentence_once_in_batches",
+        edits=[Edit("train_bilm", SHUFFLE,
+                    "torch.randint(len(sentences), (len(sentences),), "
+                    "generator=shuffler).tolist()")],
+    ),
+    Mistake(
+        "last-batch-dropped",
+        "train_bilm takes only full batches, so the sentences left over never train",
+        concept="an epoch visits every sentence; the last batch may be smaller",
+        caught_by="test_each_epoch_visits_every_sentence_once_in_batches",
+        edits=[Edit("train_bilm", "range(0, len(order), recipe.batch_size)",
+                    "range(0, len(order) - recipe.batch_size + 1, recipe.batch_size)")],
+    ),
+    Mistake(
         "history-per-batch",
         "train_bilm records the corpus loss after every batch, not after every epoch",
         concept="the history holds one corpus loss per epoch",
-        caught_by="test_history_has_one_loss_per_epoch",
+        caught_by="test_history_is_the_corpus_loss_after_each_epoch",
         edits=[Edit("train_bilm", """
                 optimizer.step()
             history.append(corpus_loss(model, corpus, word2idx))
@@ -71,5 +168,87 @@ MISTAKES = [
                 optimizer.step()
                 history.append(corpus_loss(model, corpus, word2idx))
         """)],
+    ),
+    Mistake(
+        "history-of-the-last-batch",
+        "train_bilm records the training loss of each epoch's last batch",
+        concept="the history is the corpus loss after each epoch, comparable across recipes",
+        caught_by="test_history_is_the_corpus_loss_after_each_epoch",
+        edits=[Edit("train_bilm", "history.append(corpus_loss(model, corpus, word2idx))",
+                    "history.append(loss.item())")],
+    ),
+    Mistake(
+        "history-of-tensors",
+        "train_bilm records each epoch's last loss as a tensor",
+        concept="the history is a list of floats: the corpus loss after each epoch",
+        caught_by="test_history_is_the_corpus_loss_after_each_epoch",
+        edits=[Edit("train_bilm", "history.append(corpus_loss(model, corpus, word2idx))",
+                    "history.append(loss.detach())")],
+    ),
+    Mistake(
+        "history-before-the-epoch",
+        "train_bilm measures the corpus loss at the start of each epoch, before its steps",
+        concept="element i of the history is the loss after epoch i + 1's last step",
+        caught_by="test_history_is_the_corpus_loss_after_each_epoch",
+        edits=[Edit("train_bilm", """
+                history.append(corpus_loss(model, corpus, word2idx))
+                _show_loss(bar, epoch, history[-1], log_every)
+            """, """
+                _show_loss(bar, epoch, history[-1], log_every)
+            """),
+               Edit("train_bilm", EPOCH_START, EPOCH_START.replace(
+                   "order", "history.append(corpus_loss(model, corpus, word2idx))\n    order"))],
+    ),
+    Mistake(
+        "training-mode-not-set",
+        "train_bilm never calls model.train(), so a model handed over in eval mode stays so",
+        concept="training runs in training mode, and leaves the model in it",
+        caught_by="test_training_steps_run_in_training_mode_and_leave_it_so",
+        edits=[Edit("train_bilm", "model.to(device).train()", "model.to(device)")],
+    ),
+    Mistake(
+        "device-argument-ignored",
+        "train_bilm calls get_device() without its device argument",
+        concept="the device argument decides where the model trains",
+        caught_by="test_the_device_argument_is_where_it_trains",
+        edits=[Edit("train_bilm", "device = get_device(device)", "device = get_device()")],
+    ),
+]
+
+
+ALTERNATIVES = [
+    Alternative(
+        "loss-by-boolean-masks",
+        "bilm_loss selects the real (position, target) pairs with a boolean mask",
+        edits=[Edit("bilm_loss", """
+            forward_targets = ids[1:].masked_fill(~valid[1:], PAD)
+            backward_targets = ids[:-1].masked_fill(~valid[1:], PAD)
+            vocab = output.forward_logits.shape[-1]
+            forward = F.cross_entropy(
+                output.forward_logits[:-1].reshape(-1, vocab), forward_targets.reshape(-1),
+                ignore_index=PAD,
+            )
+            backward = F.cross_entropy(
+                output.backward_logits[1:].reshape(-1, vocab), backward_targets.reshape(-1),
+                ignore_index=PAD,
+            )
+        """, """
+            pairs = valid[1:]  # (T - 1, B): both the position and its target are real
+            forward = F.cross_entropy(output.forward_logits[:-1][pairs], ids[1:][pairs])
+            backward = F.cross_entropy(output.backward_logits[1:][pairs], ids[:-1][pairs])
+        """)],
+    ),
+    Alternative(
+        "shuffled-by-python-random",
+        "train_bilm shuffles with random.Random(seed) and calls no set_seed",
+        edits=[Edit("train_bilm", """
+            set_seed(seed)
+            shuffler = torch.Generator().manual_seed(seed)
+        """, """
+            import random
+
+            shuffler = random.Random(seed)
+        """), Edit("train_bilm", SHUFFLE,
+                   "shuffler.sample(range(len(sentences)), len(sentences))")],
     ),
 ]

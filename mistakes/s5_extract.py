@@ -1,6 +1,8 @@
 """Section 5 (extract): mistakes in running the biLM to extract ELMo embeddings."""
 
-from tools.mistakes import Edit, Mistake
+from tools.mistakes import Alternative, Edit, Mistake
+
+ROWS = "layers[:, 1 : 1 + len(w), b]"
 
 MISTAKES = [
     Mistake(
@@ -42,18 +44,102 @@ MISTAKES = [
         """)],
     ),
     Mistake(
+        "always-back-to-training-mode",
+        "get_elmo_embeddings ends with model.train(), whatever mode the model was in",
+        concept="extraction leaves the model in the mode it found it in",
+        caught_by="test_leaves_the_model_in_the_mode_it_found",
+        edits=[Edit("get_elmo_embeddings", "model.train(was_training)", "model.train()")],
+    ),
+    Mistake(
+        "no-boundaries-fed",
+        "get_elmo_embeddings runs the biLM on the words alone, without <s> and </s>",
+        concept="the biLM reads a sentence as it was pre-trained: <s> w_1 .. w_n </s>",
+        caught_by="test_rows_are_the_words_read_between_boundaries",
+        edits=[Edit("get_elmo_embeddings", "pad_batch([[BOS, *w, EOS] for w in word_ids])",
+                    "pad_batch(word_ids)"),
+               Edit("get_elmo_embeddings", ROWS, "layers[:, : len(w), b]")],
+    ),
+    Mistake(
+        "only-bos-fed",
+        "get_elmo_embeddings feeds <s> w_1 .. w_n, without the </s> the backward LM starts from",
+        concept="the biLM reads a sentence as it was pre-trained: <s> w_1 .. w_n </s>",
+        caught_by="test_rows_are_the_words_read_between_boundaries",
+        edits=[Edit("get_elmo_embeddings", "[BOS, *w, EOS] for w", "[BOS, *w] for w")],
+    ),
+    Mistake(
         "boundaries-kept-off-by-one",
         "the rows are taken from position 0, so <s> is kept and the last word is lost",
         concept="row i is word i: <s> and </s> are stripped",
-        caught_by="test_row_i_is_word_i",
-        edits=[Edit("get_elmo_embeddings", "layers[:, 1 : 1 + len(w), b]",
-                    "layers[:, : len(w), b]")],
+        caught_by="test_rows_are_the_words_read_between_boundaries",
+        edits=[Edit("get_elmo_embeddings", ROWS, "layers[:, : len(w), b]")],
     ),
     Mistake(
         "padding-rows-kept",
         "every sentence of a batch gets the batch's padded length, padding rows included",
         concept="each sentence gets one row per word of its own, whatever the batch",
         caught_by="test_batch_gives_one_tensor_per_sentence",
-        edits=[Edit("get_elmo_embeddings", "layers[:, 1 : 1 + len(w), b]", "layers[:, 1:-1, b]")],
+        edits=[Edit("get_elmo_embeddings", ROWS, "layers[:, 1:-1, b]")],
+    ),
+    Mistake(
+        "extraction-without-lengths",
+        "get_elmo_embeddings runs the biLM on the padded batch without its lengths",
+        concept="a sentence in a batch gets what it gets alone: the lengths go with the batch",
+        caught_by="test_batch_equals_one_at_a_time",
+        edits=[Edit("get_elmo_embeddings", "model(ids.to(device), lengths)",
+                    "model(ids.to(device))")],
+    ),
+    Mistake(
+        "top-layer-only",
+        "get_elmo_embeddings returns the top layer alone",
+        concept="ELMo's representation of a word is every layer, j = 0 .. L",
+        caught_by="test_one_sentence_gives_three_layers_per_word",
+        edits=[Edit("get_elmo_embeddings", ROWS, "layers[-1, 1 : 1 + len(w), b]")],
+    ),
+    Mistake(
+        "layer-0-dropped",
+        "get_elmo_embeddings returns the LSTM layers only, without the token layer",
+        concept="ELMo's representation of a word is every layer, the token layer 0 included",
+        caught_by="test_one_sentence_gives_three_layers_per_word",
+        edits=[Edit("get_elmo_embeddings", ROWS, "layers[1:, 1 : 1 + len(w), b]")],
+    ),
+    Mistake(
+        "one-sentence-as-a-list",
+        "get_elmo_embeddings returns a list of one tensor for one sentence",
+        concept="one sentence gives one tensor; a list of sentences, a list",
+        caught_by="test_one_sentence_gives_three_layers_per_word",
+        edits=[Edit("get_elmo_embeddings", "return embeddings[0] if single else embeddings",
+                    "return embeddings")],
+    ),
+]
+
+
+ALTERNATIVES = [
+    Alternative(
+        "one-sentence-at-a-time",
+        "get_elmo_embeddings runs the biLM on each sentence alone, under torch.inference_mode",
+        edits=[Edit("get_elmo_embeddings", """
+            ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
+            device = next(model.parameters()).device
+            was_training = model.training
+            model.eval()
+            try:
+                with torch.no_grad():
+                    layers = model(ids.to(device), lengths).layers  # (L + 1, T, B, D)
+            finally:
+                model.train(was_training)
+            embeddings = [layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]
+        """, """
+            device = next(model.parameters()).device
+            was_training = model.training
+            model.eval()
+            embeddings = []
+            try:
+                with torch.inference_mode():
+                    for w in word_ids:
+                        ids = torch.tensor([BOS, *w, EOS], device=device).unsqueeze(1)
+                        embeddings.append(model(ids).layers[:, 1:-1, 0])
+            finally:
+                model.train(was_training)
+        """)],
     ),
 ]

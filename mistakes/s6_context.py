@@ -1,6 +1,8 @@
 """Section 6 (context): mistakes in the cosine similarity and in choosing what to compare."""
 
-from tools.mistakes import Edit, Mistake
+from tools.mistakes import Alternative, Edit, Mistake
+
+COSINE = "return (a_unit * b_unit).sum(dim=-1).clamp(-1.0, 1.0).float()"
 
 MISTAKES = [
     Mistake(
@@ -24,6 +26,29 @@ MISTAKES = [
         """)],
     ),
     Mistake(
+        "cosine-of-whole-tensors",
+        "cosine_sim sums over every axis, so a batch of vectors gives one number",
+        concept="a batch (..., D) gives one cosine per vector, along the last axis",
+        caught_by="test_a_batch_gives_each_row_its_own_cosine",
+        edits=[Edit("cosine_sim", COSINE,
+                    "return ((a * b).sum() / (a.norm() * b.norm())).float()")],
+    ),
+    Mistake(
+        "cosine-summed-over-the-first-axis",
+        "cosine_sim sums the products over axis 0",
+        concept="the cosine is along the last axis, D, whatever the batch's shape",
+        caught_by="test_a_batch_gives_each_row_its_own_cosine",
+        edits=[Edit("cosine_sim", "(a_unit * b_unit).sum(dim=-1)", "(a_unit * b_unit).sum(dim=0)")],
+    ),
+    Mistake(
+        "cosine-as-a-python-float",
+        "cosine_sim returns .item() of the result",
+        concept="the cosines are a tensor of the batch's shape (0-d for two vectors)",
+        caught_by="test_cosine_matches_the_definition",
+        edits=[Edit("cosine_sim", COSINE,
+                    "return (a_unit * b_unit).sum(dim=-1).clamp(-1.0, 1.0).item()")],
+    ),
+    Mistake(
         "pairs-with-itself",
         "compare_contexts pairs every sentence with itself too (combinations_with_replacement)",
         concept="a pair is two different sentences: a sentence compared with itself says nothing",
@@ -32,10 +57,89 @@ MISTAKES = [
                     "itertools.combinations_with_replacement(having, 2)")],
     ),
     Mistake(
+        "pairs-across-words",
+        "compare_contexts pairs every two sentences, whatever their target words",
+        concept="a pair is one word in two contexts: both sentences hold the same target",
+        caught_by="test_every_pair_of_sentences_with_one_target_word",
+        edits=[Edit("compare_contexts", "itertools.combinations(having, 2)",
+                    "itertools.combinations(range(len(labels)), 2)")],
+    ),
+    Mistake(
+        "same-sense-by-word",
+        "compare_contexts compares the target words, not the senses, to tell same-sense pairs",
+        concept="a pair is same-sense when both sentences label the word with one sense",
+        caught_by="test_every_pair_of_sentences_with_one_target_word",
+        edits=[Edit("compare_contexts", "labels[i][2] == labels[j][2]",
+                    "labels[i][1] == labels[j][1]")],
+    ),
+    Mistake(
         "sentence-mean-not-target-word",
         "compare_contexts compares the mean of each sentence's embeddings, not the target word's",
         concept="the comparison is of one word's embeddings in two contexts",
         caught_by="test_similarity_is_the_cosine_of_the_target_words_embeddings",
         edits=[Edit("compare_contexts", "emb[:, pos].cpu()", "emb.mean(dim=1).cpu()")],
+    ),
+    Mistake(
+        "last-occurrence",
+        "compare_contexts takes the target word's last occurrence in its sentence",
+        concept="a word held twice is compared where it first appears",
+        caught_by="test_a_target_word_twice_is_compared_at_its_first_occurrence",
+        edits=[Edit("compare_contexts",
+                    "[_target_position(sentence, word) for sentence, word, _ in labels]",
+                    "[len(tokenize(sentence)) - 1 - tokenize(sentence)[::-1].index(word)"
+                    " for sentence, word, _ in labels]")],
+    ),
+    Mistake(
+        "similarity-of-the-top-layer-only",
+        "compare_contexts compares the target word's top layer only",
+        concept="the comparison is per layer: one cosine for each of layers 0 .. L",
+        caught_by="test_every_pair_of_sentences_with_one_target_word",
+        edits=[Edit("compare_contexts", "cosine_sim(targets[i], targets[j])",
+                    "cosine_sim(targets[i][-1:], targets[j][-1:])")],
+    ),
+]
+
+
+ALTERNATIVES = [
+    Alternative(
+        "torch-cosine-similarity",
+        "cosine_sim is torch.nn.functional.cosine_similarity along the last axis, in float32",
+        edits=[Edit("cosine_sim", """
+            a, b = a.double(), b.double()  # float32 squares of large components overflow
+            a_norm = torch.linalg.vector_norm(a, dim=-1, keepdim=True)
+            b_norm = torch.linalg.vector_norm(b, dim=-1, keepdim=True)
+            # Normalise first, then take the dot product: a zero vector stays zero instead of 0/0.
+            a_unit = torch.where(a_norm > 0, a / a_norm.clamp_min(1e-300), 0.0)
+            b_unit = torch.where(b_norm > 0, b / b_norm.clamp_min(1e-300), 0.0)
+        """, ""), Edit("cosine_sim", COSINE,
+                       "return torch.nn.functional.cosine_similarity(a, b, dim=-1)")],
+    ),
+    Alternative(
+        "comparison-by-nested-loops",
+        "compare_contexts loops over i < j and finds the target word with tokenize",
+        edits=[Edit("compare_contexts", """
+            positions = [_target_position(sentence, word) for sentence, word, _ in labels]
+            embeddings = get_elmo_embeddings(model, sentences, word2idx)
+            targets = [emb[:, pos].cpu() for emb, pos in zip(embeddings, positions, strict=True)]
+            pairs, rows = [], []
+            for word in dict.fromkeys(word for _, word, _ in labels):
+                having = [i for i, (_, w, _) in enumerate(labels) if w == word]
+                for i, j in itertools.combinations(having, 2):
+                    pairs.append(SentencePair(word, i, j, labels[i][2] == labels[j][2]))
+                    rows.append(cosine_sim(targets[i], targets[j]))  # (num_layers,)
+            return ContextComparison(tuple(sentences), tuple(pairs), torch.stack(rows))
+        """, """
+            embeddings = get_elmo_embeddings(model, sentences, word2idx)
+            pairs, rows = [], []
+            for word in dict.fromkeys(w for _, w, _ in labels):
+                for i in range(len(labels)):
+                    for j in range(i + 1, len(labels)):
+                        if labels[i][1] == labels[j][1] == word:
+                            a = embeddings[i][:, tokenize(labels[i][0]).index(word)]
+                            b = embeddings[j][:, tokenize(labels[j][0]).index(word)]
+                            pairs.append(SentencePair(word, i, j, labels[i][2] == labels[j][2]))
+                            rows.append(cosine_sim(a, b))
+            return ContextComparison(tuple(sentences), tuple(pairs), torch.stack(rows).cpu())
+        """)],
     ),
 ]

@@ -1,6 +1,14 @@
-"""Section 7 (layer_weights): mistakes in the scalar mix of the biLM's layers."""
+"""Section 7 (layer_weights): mistakes in the scalar mix of the biLM's layers and in the
+probe that learns it."""
 
-from tools.mistakes import Edit, Mistake
+from tools.mistakes import Alternative, Edit, Mistake
+
+SCALARS = """
+self.scalar_parameters = nn.Parameter(
+    torch.tensor([float(w) for w in initial_scalar_parameters]), requires_grad=trainable)
+"""
+NORMALISED = "return (layer - mean) / torch.sqrt(variance + 1e-12)"
+LOSS = "losses.append(loss.item())"
 
 MISTAKES = [
     Mistake(
@@ -10,6 +18,49 @@ MISTAKES = [
         caught_by="test_weights_are_the_softmax_of_the_scalars",
         edits=[Edit("ScalarMix.weights", "torch.softmax(self.scalar_parameters, dim=0)",
                     "torch.softmax(self.scalar_parameters.unsqueeze(-1), dim=-1).squeeze(-1)")],
+    ),
+    Mistake(
+        "no-softmax",
+        "the weights are the raw scalars w, not softmax(w)",
+        concept="the weights are softmax-normalised: non-negative, summing to 1",
+        caught_by="test_weights_are_the_softmax_of_the_scalars",
+        edits=[Edit("ScalarMix.weights", "torch.softmax(self.scalar_parameters, dim=0)",
+                    "self.scalar_parameters")],
+    ),
+    Mistake(
+        "scalars-start-at-random",
+        "without initial scalars, w starts from torch.randn",
+        concept="w starts at 0: every layer starts with the weight 1 / (L + 1)",
+        caught_by="test_starts_uniform_with_gamma_one",
+        edits=[Edit("ScalarMix.__init__", "[0.0] * mixture_size",
+                    "torch.randn(mixture_size).tolist()")],
+    ),
+    Mistake(
+        "gamma-starts-at-zero",
+        "gamma is made with torch.zeros(1), like the scalars",
+        concept="gamma starts at 1, so that the mix starts as the plain average",
+        caught_by="test_starts_uniform_with_gamma_one",
+        edits=[Edit("ScalarMix.__init__", "nn.Parameter(torch.tensor([1.0])",
+                    "nn.Parameter(torch.zeros(1)")],
+    ),
+    Mistake(
+        "scalars-as-a-plain-tensor",
+        "the scalars are a tensor with requires_grad, not an nn.Parameter",
+        concept="an nn.Module registers only nn.Parameters: a plain tensor is never trained",
+        caught_by="test_the_scalars_and_gamma_are_registered_parameters",
+        edits=[Edit("ScalarMix.__init__", SCALARS, """
+            self.scalar_parameters = torch.tensor(
+                [float(w) for w in initial_scalar_parameters], requires_grad=trainable)
+        """.replace("            ", "", 2).replace("\n                [", "\n    ["))],
+    ),
+    Mistake(
+        "gamma-as-a-plain-tensor",
+        "gamma is a tensor with requires_grad, not an nn.Parameter",
+        concept="an nn.Module registers only nn.Parameters: a plain tensor is never trained",
+        caught_by="test_the_scalars_and_gamma_are_registered_parameters",
+        edits=[Edit("ScalarMix.__init__",
+                    "self.gamma = nn.Parameter(torch.tensor([1.0]), requires_grad=trainable)",
+                    "self.gamma = torch.tensor([1.0], requires_grad=trainable)")],
     ),
     Mistake(
         "gamma-forgotten",
@@ -27,6 +78,14 @@ MISTAKES = [
                     "zip(self.weights[1:], layers[1:], strict=True)")],
     ),
     Mistake(
+        "frozen-gamma-trains",
+        "ScalarMix(trainable=False) still lets gamma learn",
+        concept="trainable=False freezes the whole mix: the scalars and gamma together",
+        caught_by="test_frozen_mix_learns_nothing",
+        edits=[Edit("ScalarMix.__init__", "torch.tensor([1.0]), requires_grad=trainable)",
+                    "torch.tensor([1.0]), requires_grad=True)")],
+    ),
+    Mistake(
         "layer-norm-counts-padding",
         "the layer normalisation is computed without the mask, over padded positions too",
         concept="padding is not data: it never enters a layer's mean and variance",
@@ -35,11 +94,122 @@ MISTAKES = [
                     "self._layer_norm(layer, None)")],
     ),
     Mistake(
-        "frozen-gamma-trains",
-        "ScalarMix(trainable=False) still lets gamma learn",
-        concept="trainable=False freezes the whole mix: the scalars and gamma together",
-        caught_by="test_frozen_mix_learns_nothing",
-        edits=[Edit("ScalarMix.__init__", "torch.tensor([1.0]), requires_grad=trainable)",
-                    "torch.tensor([1.0]), requires_grad=True)")],
+        "layer-norm-per-position",
+        "each position is normalised over its D features, as nn.LayerNorm does",
+        concept="ELMo's layer norm takes one mean and one variance per layer, over the batch",
+        caught_by="test_layer_norm_normalises_each_layer_on_its_own",
+        edits=[Edit("ScalarMix._layer_norm", NORMALISED,
+                    "return F.layer_norm(layer, layer.shape[-1:], eps=1e-12)")],
+    ),
+    Mistake(
+        "layer-norm-across-layers",
+        "the layers are normalised together, with one mean and variance for the whole stack",
+        concept="each layer is normalised on its own",
+        caught_by="test_layer_norm_normalises_each_layer_on_its_own",
+        edits=[Edit("ScalarMix.forward", "[self._layer_norm(layer, mask) for layer in layers]",
+                    "list(self._layer_norm(torch.stack(layers), None))")],
+    ),
+    Mistake(
+        "layer-norm-unbiased-variance",
+        "the variance is divided by n - 1, as torch.var does by default",
+        concept="the layer norm's variance has divisor n (AllenNLP's formula)",
+        caught_by="test_layer_norm_normalises_each_layer_on_its_own",
+        edits=[Edit("ScalarMix._layer_norm", "** 2).sum() / count", "** 2).sum() / (count - 1)")],
+    ),
+    Mistake(
+        "layer-norm-without-epsilon",
+        "the layer norm divides by sqrt(variance), so a constant layer gives 0/0",
+        concept="an epsilon under the square root keeps a constant layer at 0, never nan",
+        caught_by="test_a_constant_layer_normalises_to_zero_not_nan",
+        edits=[Edit("ScalarMix._layer_norm", "torch.sqrt(variance + 1e-12)",
+                    "torch.sqrt(variance)")],
+    ),
+    Mistake(
+        "demo-without-layer-norm",
+        "LayerWeightDemo builds its mix without passing do_layer_norm on",
+        concept="the probe's mix normalises each layer unless told not to",
+        caught_by="test_demo_is_a_mix_then_a_linear_classifier",
+        edits=[Edit("LayerWeightDemo.__init__",
+                    "ScalarMix(num_layers, do_layer_norm=do_layer_norm)", "ScalarMix(num_layers)")],
+    ),
+    Mistake(
+        "demo-classifies-each-layer",
+        "LayerWeightDemo classifies every layer, then mixes the logits",
+        concept="ELMo mixes the layers into one representation, which the task then uses",
+        caught_by="test_demo_is_a_mix_then_a_linear_classifier",
+        edits=[Edit("LayerWeightDemo.forward", "self.classifier(self.mix(layers))",
+                    "self.mix(self.classifier(layers))")],
+    ),
+    Mistake(
+        "fit-trains-only-the-classifier",
+        "fit's optimizer holds the classifier's parameters only",
+        concept="the mix's scalars and gamma learn with the task; only the biLM stays frozen",
+        caught_by="test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch",
+        edits=[Edit("LayerWeightDemo.fit", "[p for p in self.parameters() if p.requires_grad]",
+                    "self.classifier.parameters()")],
+    ),
+    Mistake(
+        "fit-forgets-zero-grad",
+        "fit never calls optimizer.zero_grad(), so the gradients add up over the epochs",
+        concept="each step follows the gradient of its own loss only",
+        caught_by="test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch",
+        edits=[Edit("LayerWeightDemo.fit", "optimizer.zero_grad()\n", "")],
+    ),
+    Mistake(
+        "fit-with-sgd",
+        "fit trains with torch.optim.SGD at the same learning rate",
+        concept="the probe trains with Adam, as documented",
+        caught_by="test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch",
+        edits=[Edit("LayerWeightDemo.fit", "torch.optim.Adam(", "torch.optim.SGD(")],
+    ),
+    Mistake(
+        "fit-records-the-loss-after-the-step",
+        "fit records the loss computed again after each step",
+        concept="fit returns the loss before each step, the first one at the starting weights",
+        caught_by="test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch",
+        edits=[Edit("LayerWeightDemo.fit", LOSS,
+                    "losses.append(F.cross_entropy(self(layers), labels).item())")],
+    ),
+    Mistake(
+        "fit-records-tensors",
+        "fit records each loss as a tensor",
+        concept="fit returns a list of python floats",
+        caught_by="test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch",
+        edits=[Edit("LayerWeightDemo.fit", LOSS, "losses.append(loss.detach())")],
+    ),
+]
+
+
+ALTERNATIVES = [
+    Alternative(
+        "layer-norm-by-boolean-mask",
+        "the layer norm selects the unmasked positions, then takes their mean and var",
+        edits=[Edit("ScalarMix._layer_norm", """
+            keep = mask.to(layer.dtype).unsqueeze(-1)  # (..., 1)
+            count = keep.sum() * layer.shape[-1]
+            mean = (layer * keep).sum() / count
+            variance = (((layer - mean) * keep) ** 2).sum() / count
+        """, """
+            values = layer[mask.bool()]  # (n, D): the unmasked positions
+            mean, variance = values.mean(), values.var(unbiased=False)
+        """)],
+    ),
+    Alternative(
+        "layer-norm-with-nn-layernorms-epsilon",
+        "the layer norm adds nn.LayerNorm's 1e-5 under the square root, not 1e-12",
+        edits=[Edit("ScalarMix._layer_norm", "variance + 1e-12", "variance + 1e-5")],
+    ),
+    Alternative(
+        "mix-by-einsum",
+        "ScalarMix.forward weighs the stacked layers with torch.einsum",
+        edits=[Edit("ScalarMix.forward",
+                    "sum(w * layer for w, layer in zip(self.weights, layers, strict=True))",
+                    'torch.einsum("l,l...->...", self.weights, torch.stack(layers))')],
+    ),
+    Alternative(
+        "fit-over-every-parameter",
+        "fit gives Adam every parameter, frozen ones too (Adam skips those without a gradient)",
+        edits=[Edit("LayerWeightDemo.fit", "[p for p in self.parameters() if p.requires_grad]",
+                    "self.parameters()")],
     ),
 ]

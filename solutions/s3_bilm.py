@@ -53,9 +53,13 @@ class BiLMOutput(NamedTuple):
 def reverse_within_lengths(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse each sequence of a time-major batch within its own length; padding stays put.
 
+    Works on the device of `x`, with `lengths` on the CPU or on that device: make every
+    index tensor on `x.device` (the tests run it on PyTorch's `meta` device, which has shapes
+    but no values, so read no value of a tensor there: no `.item()`, `int(...)` or `if`).
+
     Args:
         x: (T, B, ...) a padded batch.
-        lengths: (B,) the valid length of each column, 1 <= length <= T.
+        lengths: (B,) LongTensor, the valid length of each column, 1 <= length <= T.
 
     Returns:
         a tensor shaped like `x`, with out[t, b] = x[lengths[b] - 1 - t, b] for t < lengths[b]
@@ -79,6 +83,26 @@ class BiLM(nn.Module):
         hidden_dim: width of every LSTM layer and of the projection p (the seed's 256).
         num_layers: LSTM layers per direction (the seed's 2).
         padding_idx: the index of <pad>; its embedding is zero and stays zero.
+
+    Attributes:
+        embedding: `nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)`, the
+            word embedding x.
+        token_projection: `nn.Linear(embedding_dim, hidden_dim)`: p = token_projection(x),
+            the token representation; layer 0 is [p; p], and p is the first LSTMs' input.
+        forward_lstms: an `nn.ModuleList` of num_layers one-layer, one-direction
+            `nn.LSTM(hidden_dim, hidden_dim)`, bottom first: the forward direction. (In a
+            plain list, the LSTMs would be no part of `parameters()`, `state_dict()` or
+            `.to(device)`.)
+        backward_lstms: the same for the backward direction: LSTMs of its own, which share
+            no parameter with the forward ones.
+        forward_head: `nn.Linear(hidden_dim, vocab_size)`: the scores of token t + 1 from the
+            top forward LSTM's state at t.
+        backward_head: `nn.Linear(hidden_dim, vocab_size)`: the scores of token t - 1 from the
+            top backward LSTM's state at t; a layer of its own, not forward_head.
+
+    Raises:
+        ValueError: a size below 1, or padding_idx outside [0, vocab_size) (from the given
+            `_check_sizes`).
     """
 
     def __init__(
@@ -89,18 +113,9 @@ class BiLM(nn.Module):
         num_layers: int = 2,
         padding_idx: int = 0,
     ) -> None:
+        _check_sizes(vocab_size, embedding_dim, hidden_dim, num_layers, padding_idx)  # given
         # BEGIN SOLUTION
         super().__init__()
-        for name, value in [("vocab_size", vocab_size), ("embedding_dim", embedding_dim),
-                            ("hidden_dim", hidden_dim), ("num_layers", num_layers)]:
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"BiLM expects {name} to be a positive int, got {value!r}")
-        if not 0 <= padding_idx < vocab_size:
-            raise ValueError(f"padding_idx must lie in [0, {vocab_size}), got {padding_idx}")
-        self.vocab_size = vocab_size
-        self.hidden_dim = hidden_dim
-        self.num_layers = num_layers
-        self.output_dim = 2 * hidden_dim
         self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)
         self.token_projection = nn.Linear(embedding_dim, hidden_dim)
         self.forward_lstms = nn.ModuleList(
@@ -119,17 +134,19 @@ class BiLM(nn.Module):
         Args:
             ids: LongTensor (T, B) of token ids, right-padded; batch B = 1 is one sentence.
             lengths: LongTensor (B,) of valid lengths; None means every column is T long.
+                The given `_check_input` checks both and makes `lengths` a LongTensor (B,)
+                on the CPU, None included.
 
         Returns:
             a `BiLMOutput`; see its docstring for the shapes.
 
         Raises:
-            TypeError: `ids` is not an integer tensor.
+            TypeError: `ids` is not an integer tensor (from `_check_input`).
             ValueError: `ids` is not 2-D, holds ids outside [0, vocab_size), or `lengths`
-                does not match the batch.
+                does not match the batch (from `_check_input`).
         """
-        # BEGIN SOLUTION
         lengths = self._check_input(ids, lengths)  # clear errors for bad input, given below
+        # BEGIN SOLUTION
         mask = (torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
                 < lengths.to(ids.device).unsqueeze(0)).unsqueeze(-1)  # (T, B, 1)
         tokens = self.token_projection(self.embedding(ids))  # (T, B, H)
@@ -154,7 +171,12 @@ class BiLM(nn.Module):
 
     @staticmethod
     def _run_stack(lstms: nn.ModuleList, inputs: torch.Tensor) -> list[torch.Tensor]:
-        """The output sequence (T, B, H) of every layer of one direction's LSTM stack."""
+        """The output sequence (T, B, H) of every layer of one direction's LSTM stack.
+
+        Layer 1 is the first LSTM's output on `inputs`; every higher layer is its LSTM's
+        output on the layer below, plus that layer (the residual connection). Each LSTM
+        starts from its zero state on every call, so the same input gives the same output.
+        """
         # BEGIN SOLUTION
         outputs, layer_input = [], inputs
         for depth, lstm in enumerate(lstms):
@@ -167,6 +189,7 @@ class BiLM(nn.Module):
         # END SOLUTION
 
     def _check_input(self, ids: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
+        """`lengths` as a LongTensor (B,) on the CPU, or a clear error for bad input."""
         if not isinstance(ids, torch.Tensor):
             raise TypeError(f"BiLM expects ids as a torch.Tensor, got {type(ids).__name__}")
         if ids.dtype not in (torch.int64, torch.int32):
@@ -179,9 +202,10 @@ class BiLM(nn.Module):
         if ids.numel() == 0:
             raise ValueError(f"BiLM got an empty batch of shape {tuple(ids.shape)}")
         low, high = int(ids.min()), int(ids.max())
-        if low < 0 or high >= self.vocab_size:
+        vocab_size = self.embedding.num_embeddings
+        if low < 0 or high >= vocab_size:
             raise ValueError(
-                f"token ids must lie in [0, {self.vocab_size}), found ids from {low} to {high}"
+                f"token ids must lie in [0, {vocab_size}), found ids from {low} to {high}"
             )
         seq_len, batch = ids.shape
         if lengths is None:
@@ -197,3 +221,13 @@ class BiLM(nn.Module):
                 f"every length must lie in [1, {seq_len}], got {lengths.tolist()}"
             )
         return lengths.long().cpu()
+
+
+def _check_sizes(vocab_size: int, embedding_dim: int, hidden_dim: int, num_layers: int,
+                 padding_idx: int) -> None:
+    for name, value in [("vocab_size", vocab_size), ("embedding_dim", embedding_dim),
+                        ("hidden_dim", hidden_dim), ("num_layers", num_layers)]:
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"BiLM expects {name} to be a positive int, got {value!r}")
+    if not 0 <= padding_idx < vocab_size:
+        raise ValueError(f"padding_idx must lie in [0, {vocab_size}), got {padding_idx}")

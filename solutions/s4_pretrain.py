@@ -66,6 +66,16 @@ DEFAULT_RECIPE = Recipe(batch_size=16, lr=0.005, epochs=10)
 def bilm_loss(output: BiLMOutput, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Forward LM cross-entropy + backward LM cross-entropy, padding ignored.
 
+    The forward logits at position t score token t + 1, the backward logits at t score
+    token t - 1. A prediction counts only when both its position and its target are real
+    tokens (t < lengths[b]): padding is never a position nor a target.
+
+    Works on the device of `ids` and the logits, with `lengths` on the CPU or on that
+    device: make every tensor you create on `ids.device` (`torch.arange(..., device=
+    ids.device)`, `lengths.to(ids.device)`). The tests check this on PyTorch's `meta` device,
+    which has shapes but no values: there they accept an operation that needs values
+    (`.item()`, a boolean mask) but not one that mixes tensors of two devices.
+
     Args:
         output: the biLM's output for `ids`; logits are (T, B, V).
         ids: LongTensor (T, B), each column BOS w_1 .. w_n EOS, right-padded.
@@ -73,7 +83,8 @@ def bilm_loss(output: BiLMOutput, ids: torch.Tensor, lengths: torch.Tensor) -> t
 
     Returns:
         a scalar tensor: mean forward CE + mean backward CE, each averaged over the real
-        target tokens of the batch.
+        target tokens of the whole batch (every token weighs the same, whatever the length
+        of its sentence).
     """
     # BEGIN SOLUTION
     steps = torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
@@ -95,6 +106,7 @@ def bilm_loss(output: BiLMOutput, ids: torch.Tensor, lengths: torch.Tensor) -> t
 
 
 def _encode_corpus(corpus: Sequence[str], word2idx: dict[str, int]) -> list[list[int]]:
+    """Every sentence as BOS w_1 .. w_n EOS ids, or a clear error for an empty corpus."""
     if len(corpus) == 0:
         raise ValueError("train_bilm needs at least one sentence; the corpus is empty")
     return [encode(sentence, word2idx, add_boundaries=True) for sentence in corpus]
@@ -168,29 +180,46 @@ def train_bilm(
 ) -> list[float]:
     """Pre-train `model` on `corpus` with Adam; deterministic given `seed`.
 
+    An epoch visits every sentence of the corpus exactly once, in an order shuffled afresh
+    for each epoch, and cuts that order into batches of `recipe.batch_size` consecutive
+    sentences (the last batch may be smaller). Each batch, padded with `pad_batch`, is one
+    step: the gradient of `bilm_loss` on it, with its lengths, from zero, then one step of
+    the one Adam optimizer (lr `recipe.lr`, over all of the model's parameters) that lives
+    for the whole run.
+
+    The given line before your code encodes the corpus (`sentences`: each one BOS ... EOS,
+    in corpus order). For the progress bar and the printed log, loop over the epochs of the
+    given `_progress_bar(recipe.epochs, progress)` and call the given `_show_loss(bar,
+    epoch, loss, log_every)` after each epoch.
+
     Args:
         model: the biLM; it is moved to `device` and left in training mode.
         corpus: sentences as strings.
         word2idx: the vocabulary's mapping; unknown words become <unk>.
         recipe: batch size, learning rate and epochs.
-        seed: seeds the sentence shuffling of every epoch.
+        seed: decides the shuffled orders, alone: the same seed gives the same orders (and
+            the same training, from the same weights) whatever was drawn from python's,
+            numpy's or torch's global generators before; another seed, other orders.
         device: where to train; None picks it with `get_device`.
         log_every: print the loss every this many epochs (0: never).
         progress: show a progress bar over epochs with the current loss.
 
     Returns:
-        the corpus loss (`corpus_loss`) after each epoch: a list of `recipe.epochs` floats.
+        the history: element i is `corpus_loss(model, corpus, word2idx)` measured after the
+        last step of epoch i + 1, a float; a list of `recipe.epochs` of them.
+
+    Raises:
+        ValueError: the corpus is empty (from the given `_encode_corpus`).
     """
+    sentences = _encode_corpus(corpus, word2idx)  # a clear error for no sentences, given
     # BEGIN SOLUTION
-    sentences = _encode_corpus(corpus, word2idx)
     device = get_device(device)
     model.to(device).train()
     set_seed(seed)
     shuffler = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr)
     history: list[float] = []
-    bar = tqdm(range(1, recipe.epochs + 1), desc="pre-training", unit="epoch",
-               disable=not progress, leave=False)
+    bar = _progress_bar(recipe.epochs, progress)
     for epoch in bar:
         order = torch.randperm(len(sentences), generator=shuffler).tolist()
         for start in range(0, len(order), recipe.batch_size):
@@ -202,8 +231,19 @@ def train_bilm(
             loss.backward()
             optimizer.step()
         history.append(corpus_loss(model, corpus, word2idx))
-        bar.set_postfix(loss=f"{history[-1]:.3f}")
-        if log_every and epoch % log_every == 0:
-            tqdm.write(f"epoch {epoch:3d}  loss {history[-1]:.4f}")
+        _show_loss(bar, epoch, history[-1], log_every)
     return history
     # END SOLUTION
+
+
+def _progress_bar(epochs: int, show: bool) -> tqdm:
+    """The epochs 1 .. epochs to loop over, as a progress bar on stderr when `show`."""
+    return tqdm(range(1, epochs + 1), desc="pre-training", unit="epoch", disable=not show,
+                leave=False)
+
+
+def _show_loss(bar: tqdm, epoch: int, loss: float, log_every: int) -> None:
+    """`loss`, epoch `epoch`'s, on the bar; printed too every `log_every` epochs (0: never)."""
+    bar.set_postfix(loss=f"{loss:.3f}")
+    if log_every and epoch % log_every == 0:
+        tqdm.write(f"epoch {epoch:3d}  loss {loss:.4f}")

@@ -100,17 +100,23 @@ class ScalarMix(nn.Module):
     Args:
         mixture_size: the number of layers mixed, L + 1 (3 for this biLM).
         do_layer_norm: normalise each layer to zero mean and unit variance before weighting,
-            with one mean and variance per layer over all unmasked entries of the batch.
+            with one mean and variance per layer over all unmasked entries of the batch:
+            (x - mean) / sqrt(variance + eps), the variance with divisor n (`unbiased=False`)
+            and a small eps, AllenNLP's 1e-12, so that a constant layer gives 0, not nan.
         initial_scalar_parameters: the pre-softmax scalars w to start from; None gives
             zeros, so every layer starts with weight 1 / mixture_size.
         trainable: False freezes the scalars and gamma together.
 
     Attributes:
-        scalar_parameters: (mixture_size,) the pre-softmax scalars w.
-        gamma: (1,) the scale.
+        scalar_parameters: an `nn.Parameter` (mixture_size,), the pre-softmax scalars w;
+            requires_grad is `trainable`. (A plain tensor would be no part of
+            `parameters()`, so no optimizer would train it, nor `state_dict()`.)
+        gamma: an `nn.Parameter` (1,), the scale, starting at 1; requires_grad is `trainable`.
+        do_layer_norm: the argument, as given.
 
     Raises:
-        ValueError: mixture_size < 1, or initial scalars of another length.
+        ValueError: mixture_size < 1, or initial scalars of another length (from the given
+            `_check_mix_sizes`).
     """
 
     def __init__(
@@ -120,18 +126,11 @@ class ScalarMix(nn.Module):
         initial_scalar_parameters: Sequence[float] | None = None,
         trainable: bool = True,
     ) -> None:
+        _check_mix_sizes(mixture_size, initial_scalar_parameters)  # clear errors, given below
         # BEGIN SOLUTION
         super().__init__()
-        if not isinstance(mixture_size, int) or mixture_size < 1:
-            raise ValueError(f"ScalarMix needs mixture_size >= 1 layers, got {mixture_size!r}")
         if initial_scalar_parameters is None:
             initial_scalar_parameters = [0.0] * mixture_size
-        if len(initial_scalar_parameters) != mixture_size:
-            raise ValueError(
-                f"initial_scalar_parameters has {len(initial_scalar_parameters)} values "
-                f"({list(initial_scalar_parameters)}); mixture_size is {mixture_size}"
-            )
-        self.mixture_size = mixture_size
         self.do_layer_norm = do_layer_norm
         self.scalar_parameters = nn.Parameter(
             torch.tensor([float(w) for w in initial_scalar_parameters]), requires_grad=trainable)
@@ -162,15 +161,11 @@ class ScalarMix(nn.Module):
 
         Raises:
             ValueError: the number of layers is not mixture_size, the layers differ in shape,
-                or the mask does not match them.
+                or, with layer normalisation, the mask does not match them or masks every
+                position (from the given `_check_layers`).
         """
+        self._check_layers(tensors, mask)  # clear errors for layers it cannot mix, given below
         # BEGIN SOLUTION
-        if len(tensors) != self.mixture_size:
-            raise ValueError(
-                f"ScalarMix was built to mix {self.mixture_size} layers, got {len(tensors)}")
-        shapes = {tuple(t.shape) for t in tensors}
-        if len(shapes) != 1:
-            raise ValueError(f"ScalarMix needs layers of one shape, got {sorted(shapes)}")
         layers = list(tensors)
         if self.do_layer_norm:
             layers = [self._layer_norm(layer, mask) for layer in layers]
@@ -183,19 +178,43 @@ class ScalarMix(nn.Module):
         # BEGIN SOLUTION
         if mask is None:
             mask = torch.ones(layer.shape[:-1], dtype=torch.bool, device=layer.device)
-        if mask.shape != layer.shape[:-1]:
-            raise ValueError(
-                f"mask must have the layers' shape without D, {tuple(layer.shape[:-1])}, "
-                f"got {tuple(mask.shape)}"
-            )
         keep = mask.to(layer.dtype).unsqueeze(-1)  # (..., 1)
         count = keep.sum() * layer.shape[-1]
-        if count == 0:
-            raise ValueError("layer normalisation needs at least one unmasked position")
         mean = (layer * keep).sum() / count
         variance = (((layer - mean) * keep) ** 2).sum() / count
         return (layer - mean) / torch.sqrt(variance + 1e-12)
         # END SOLUTION
+
+    def _check_layers(self, tensors: Sequence[torch.Tensor] | torch.Tensor,
+                      mask: torch.Tensor | None) -> None:
+        mixture_size = len(self.scalar_parameters)
+        if len(tensors) != mixture_size:
+            raise ValueError(
+                f"ScalarMix was built to mix {mixture_size} layers, got {len(tensors)}")
+        shapes = {tuple(t.shape) for t in tensors}
+        if len(shapes) != 1:
+            raise ValueError(f"ScalarMix needs layers of one shape, got {sorted(shapes)}")
+        if not self.do_layer_norm or mask is None:
+            return  # the mask is used only by the layer normalisation
+        positions = tensors[0].shape[:-1]
+        if mask.shape != positions:
+            raise ValueError(
+                f"mask must have the layers' shape without D, {tuple(positions)}, "
+                f"got {tuple(mask.shape)}"
+            )
+        if not mask.any():
+            raise ValueError("layer normalisation needs at least one unmasked position")
+
+
+def _check_mix_sizes(mixture_size: int, initial_scalar_parameters: Sequence[float] | None
+                     ) -> None:
+    if not isinstance(mixture_size, int) or mixture_size < 1:
+        raise ValueError(f"ScalarMix needs mixture_size >= 1 layers, got {mixture_size!r}")
+    if initial_scalar_parameters is not None and len(initial_scalar_parameters) != mixture_size:
+        raise ValueError(
+            f"initial_scalar_parameters has {len(initial_scalar_parameters)} values "
+            f"({list(initial_scalar_parameters)}); mixture_size is {mixture_size}"
+        )
 
 
 class LayerWeightDemo(nn.Module):
@@ -210,6 +229,10 @@ class LayerWeightDemo(nn.Module):
         num_classes: the task's number of classes.
         do_layer_norm: normalise each layer in the mix, so that its weight measures what the
             task takes from it rather than how large its values are.
+
+    Attributes:
+        mix: the `ScalarMix(num_layers, do_layer_norm=do_layer_norm)` of the layers.
+        classifier: `nn.Linear(input_dim, num_classes)`, applied to the mix.
     """
 
     def __init__(
@@ -236,6 +259,11 @@ class LayerWeightDemo(nn.Module):
     ) -> list[float]:
         """Train the mix and the classifier together, full batch, with Adam on cross-entropy.
 
+        Every epoch is one step on the whole batch: the mean cross-entropy of `self(layers)`
+        against `labels`, its gradient from zero, then one step of the one Adam optimizer
+        (made once, over every parameter that requires a gradient) that lives for the whole
+        run. The module is put in training mode first.
+
         Args:
             layers: (L, N, D) the training tokens' embeddings.
             labels: (N,) LongTensor of class indices.
@@ -243,7 +271,8 @@ class LayerWeightDemo(nn.Module):
             lr: Adam's learning rate, for the scalars, gamma and the classifier alike.
 
         Returns:
-            the training loss before each step: a list of `epochs` floats.
+            the training loss before each step: a list of `epochs` python floats, the first
+            being the loss of the weights fit started from.
         """
         # BEGIN SOLUTION
         optimizer = torch.optim.Adam([p for p in self.parameters() if p.requires_grad], lr=lr)

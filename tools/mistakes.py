@@ -17,9 +17,14 @@ that must catch it. To show that it is caught, the runner
    (`course.harness`), every other section's tests take this module from `solutions/`,
    whose tests `make test-solutions` runs. `--all-sections` runs them all the same.
 
-Each mistake runs in a process forked from a parent that has imported torch and pytest once,
-two at a time by default. The exit status is 1 when any mistake is not caught or does not
-apply to the reference any more.
+The same files hold `ALTERNATIVES`: other correct ways to write the learner's code (torch's
+`cosine_similarity`, a boolean mask in the loss, a python loop for the reversal, ...). Each
+runs against its section's whole test file, which must pass it: the tests accept every
+correct implementation, not only the reference's.
+
+Each one runs in a process forked from a parent that has imported torch, pytest and the
+section tests once, two at a time by default. The exit status is 1 when any mistake is not
+caught, any alternative fails a test, or an entry does not apply to the reference any more.
 """
 
 from __future__ import annotations
@@ -77,23 +82,41 @@ class Mistake:
         object.__setattr__(self, "edits", tuple(self.edits))
 
 
+@dataclass(frozen=True)
+class Alternative:
+    """A correct way to write the learner's code that is not the reference's: `id`, what it
+    does differently, and the edits that make it. Every test of its section must pass it."""
+
+    id: str
+    variant: str
+    edits: tuple[Edit, ...]
+    section: Section | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "edits", tuple(self.edits))
+
+
+Entry = Mistake | Alternative
+
+
 class CatalogueError(ValueError):
     """A mistake that no longer applies to the reference, or a malformed catalogue file."""
 
 
 @dataclass(frozen=True)
 class Outcome:
-    mistake: Mistake
-    caught: bool
-    detail: str  # the failing test's message, or why the mistake counts as not caught
+    mistake: Entry
+    caught: bool  # for an alternative: every test of its section passed it
+    detail: str  # the failing test's message, or why the entry counts as not caught
     elsewhere: str = ""  # other sections' tests that failed (with --all-sections)
 
 
 # --- the catalogue ---------------------------------------------------------------------------
 
 
-def load_catalogue(directory: Path = CATALOGUE_DIR) -> list[Mistake]:
-    """Every mistake of `directory`, in section order; each file is named after a module."""
+def load_catalogue(directory: Path = CATALOGUE_DIR) -> list[Entry]:
+    """Every mistake and alternative of `directory`, in section order, the mistakes of a
+    section first; each file is named after a module."""
     modules = {s.module: s for s in SECTIONS}
     mistakes = []
     for path in sorted(directory.glob("s*.py")):
@@ -103,7 +126,8 @@ def load_catalogue(directory: Path = CATALOGUE_DIR) -> list[Mistake]:
         spec = importlib.util.spec_from_file_location(f"mistakes_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        mistakes += [dataclasses.replace(m, section=section) for m in module.MISTAKES]
+        entries = [*module.MISTAKES, *getattr(module, "ALTERNATIVES", [])]
+        mistakes += [dataclasses.replace(m, section=section) for m in entries]
     ids = [m.id for m in mistakes]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:
@@ -111,7 +135,7 @@ def load_catalogue(directory: Path = CATALOGUE_DIR) -> list[Mistake]:
     return sorted(mistakes, key=lambda m: m.section.number)
 
 
-def apply_edits(source: str, mistake: Mistake, filename: str) -> str:
+def apply_edits(source: str, mistake: Entry, filename: str) -> str:
     """`source` (a reference module) with the mistake's edits made in its marked blocks.
 
     Raises:
@@ -121,7 +145,11 @@ def apply_edits(source: str, mistake: Mistake, filename: str) -> str:
     for edit in mistake.edits:
         if edit.new == edit.old:
             raise CatalogueError(f"{mistake.id}: an edit of {edit.function} changes nothing")
-        blocks = [b for b in find_blocks(source, filename) if b.function == edit.function]
+        try:
+            blocks = [b for b in find_blocks(source, filename) if b.function == edit.function]
+        except SyntaxError as err:  # an earlier edit broke the module
+            raise CatalogueError(f"{mistake.id}: the edited {filename} does not parse: "
+                                 f"{err}") from None
         if not blocks:
             raise CatalogueError(f"{mistake.id}: {filename} has no marked code in {edit.function}")
         lines = source.splitlines(keepends=True)
@@ -183,7 +211,7 @@ def _block_lines(edit: Edit) -> tuple[list[str], list[str]]:
 # Every job runs in a process forked from the runner, which has imported torch and pytest once.
 
 
-def make_copy(mistake: Mistake, directory: Path) -> Path:
+def make_copy(mistake: Entry, directory: Path) -> Path:
     """`directory`, holding the mistaken module of the mistake's section and nothing else
     (the harness takes every other section from the reference)."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -193,7 +221,7 @@ def make_copy(mistake: Mistake, directory: Path) -> Path:
     return directory
 
 
-def seen_by_other_sections(mistake: Mistake, copy: Path) -> list[str]:
+def seen_by_other_sections(mistake: Entry, copy: Path) -> list[str]:
     """The other sections whose tests would load the mistaken module from `copy`: none, as
     long as the harness takes every section but the one under test from `solutions/`."""
     harness = Harness(copy)
@@ -202,7 +230,8 @@ def seen_by_other_sections(mistake: Mistake, copy: Path) -> list[str]:
             if s != mistake.section and harness.source_for(s, mistake.section) != reference]
 
 
-def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool) -> list[dict]:
+def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool,
+                collect_only: bool = False) -> list[dict]:
     """pytest on `targets` against `impl`, its output discarded; the records of
     `course.results`."""
     import pytest
@@ -210,11 +239,19 @@ def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool)
     args = [*targets, "--impl", str(impl), "--results-json", str(results), "-q",
             "-p", "no:cacheprovider", f"--timeout={TEST_TIMEOUT_S}",
             "-p", "no:unraisableexception",  # its gc.collect() after each run costs 0.5 s
-            "--rootdir", str(ROOT), *(["-x"] if stop_first else [])]
+            "-W", "ignore::pytest.PytestAssertRewriteWarning",  # the modules collected before
+            "--rootdir", str(ROOT), *(["-x"] if stop_first else []),
+            *(["--collect-only"] if collect_only else [])]
+    saved = [os.dup(1), os.dup(2)]
     with open(os.devnull, "w") as quiet:
         os.dup2(quiet.fileno(), 1)
         os.dup2(quiet.fileno(), 2)
-        pytest.main(args)
+        try:
+            pytest.main(args)
+        finally:
+            for fd, saved_fd in zip((1, 2), saved, strict=True):
+                os.dup2(saved_fd, fd)
+                os.close(saved_fd)
     return json.loads(results.read_text()) if results.exists() else []
 
 
@@ -227,9 +264,10 @@ def _without_parameters(record: dict) -> str:
     return record["nodeid"].split("[")[0]
 
 
-def check(mistake: Mistake, scratch: Path, all_sections: bool = False) -> Outcome:
+def check(mistake: Entry, scratch: Path, all_sections: bool = False) -> Outcome:
     """Apply `mistake` to a copy of the reference in `scratch` and run the test that must
-    catch it (and, with `all_sections`, every other section's tests)."""
+    catch it (and, with `all_sections`, every other section's tests); for an alternative,
+    every test of its section."""
     try:
         copy = make_copy(mistake, scratch / "impl")
     except CatalogueError as err:
@@ -237,6 +275,13 @@ def check(mistake: Mistake, scratch: Path, all_sections: bool = False) -> Outcom
     seen_by = seen_by_other_sections(mistake, copy)
     if seen_by:
         return Outcome(mistake, False, f"the tests of {', '.join(seen_by)} would see it")
+    if isinstance(mistake, Alternative):
+        records = _run_pytest([str(mistake.section.test_file)], copy, scratch / "all.json", False)
+        wrong = [r for r in records if r["status"] != "passed"]
+        if not records or wrong:
+            found = f"{wrong[0]['name']}: {_gist(wrong[0]['message'])}" if wrong else "no tests"
+            return Outcome(mistake, False, f"{len(wrong)} test(s) fail it, e.g. {found}")
+        return Outcome(mistake, True, f"all {len(records)} tests of its section")
     records = [r for r in _run_pytest([str(ROOT / _test_id(mistake))], copy,
                                       scratch / "own.json", True)
                if _without_parameters(r) == _test_id(mistake)]
@@ -260,10 +305,12 @@ def _gist(message: str) -> str:
     return message if said in ("AssertionError:", "") else said
 
 
-def failing_on_the_reference(mistakes: list[Mistake], scratch: Path) -> dict[str, str]:
+def failing_on_the_reference(mistakes: list[Entry], scratch: Path) -> dict[str, str]:
     """{test id: message} of the named tests that do not pass on `solutions/` itself: the
     control, without which a failure might not be the mistake's doing."""
-    tests = sorted({str(ROOT / _test_id(m)) for m in mistakes})
+    tests = sorted({str(ROOT / _test_id(m)) for m in mistakes if isinstance(m, Mistake)})
+    if not tests:
+        return {}
     records = _run_pytest(tests, REFERENCE_DIR, scratch / "control.json", False)
     return {_without_parameters(r): f"{r['status']}: {_gist(r['message'])}" for r in records
             if r["status"] != "passed"}
@@ -291,12 +338,29 @@ def _warm_pretrained_cache() -> None:
     pretrained(Harness(REFERENCE_DIR).load(SECTIONS[-1]))
 
 
-def check_all(mistakes: list[Mistake], jobs: int, all_sections: bool = False):
+def _import_the_tests(sections: list[Section]) -> None:
+    """Import here, once, what every forked job would import again: the section tests,
+    their conftest and plugins (collected, so that pytest rewrites their asserts), the
+    libraries the sections import (matplotlib), and what hypothesis imports to report a
+    failing example. Together they were most of a job's time."""
+    import hypothesis.extra._patching  # noqa: F401  (a failing example's report: 1 s)
+
+    os.environ["HYPOTHESIS_PROFILE"] = "first-failure"  # a caught mistake needs no shrinking
+    reference = Harness(REFERENCE_DIR).load(SECTIONS[-1])
+    for section in SECTIONS:
+        Harness.module(reference, section)
+    with tempfile.TemporaryDirectory(prefix="elmo-mistakes-") as scratch:
+        _run_pytest([str(s.test_file) for s in sections], REFERENCE_DIR,
+                    Path(scratch) / "collected.json", False, collect_only=True)
+
+
+def check_all(mistakes: list[Entry], jobs: int, all_sections: bool = False):
     """Yield the control ({test: message} of named tests failing on the reference), then each
     mistake's `Outcome`, in order, each with its time in seconds; `jobs` at a time."""
     import hypothesis  # noqa: F401  (imported here once, so that every forked job has them)
     import pytest  # noqa: F401
     import torch  # noqa: F401
+    import torch._dynamo  # noqa: F401  (what the first Adam or meta tensor imports: 0.9 s)
 
     context = multiprocessing.get_context("fork")
     after_training = find_section("pretrain").number
@@ -304,6 +368,7 @@ def check_all(mistakes: list[Mistake], jobs: int, all_sections: bool = False):
         warm = context.Process(target=_warm_pretrained_cache)
         warm.start()
         warm.join()
+    _import_the_tests(sorted({m.section for m in mistakes}, key=lambda s: s.number))
     threads = max(1, (os.cpu_count() or 1) // jobs)
     tasks = [("control", mistakes, False, threads)]
     tasks += [("mistake", m, all_sections, threads) for m in mistakes]
@@ -314,15 +379,21 @@ def check_all(mistakes: list[Mistake], jobs: int, all_sections: bool = False):
 # --- the report ------------------------------------------------------------------------------
 
 
-def describe(mistake: Mistake) -> str:
+def describe(mistake: Entry) -> str:
     functions = ", ".join(dict.fromkeys(e.function for e in mistake.edits))
     section = mistake.section
+    if isinstance(mistake, Alternative):
+        return (f"section {section.number} ({section.name}) {mistake.id}, a correct "
+                f"alternative: {mistake.variant} [{functions}]")
     return (f"section {section.number} ({section.name}) {mistake.id}: {mistake.mistake} "
             f"[{functions}]\n    concept:   {mistake.concept}")
 
 
 def report(outcome: Outcome, seconds: float) -> str:
-    verdict = "caught by" if outcome.caught else "NOT CAUGHT:"
+    if isinstance(outcome.mistake, Alternative):
+        verdict = "passes" if outcome.caught else "REJECTED:"
+    else:
+        verdict = "caught by" if outcome.caught else "NOT CAUGHT:"
     text = f"{describe(outcome.mistake)}\n    {verdict} {outcome.detail} ({seconds:.1f} s)"
     if outcome.elsewhere:
         text += f"\n    and other sections' tests failed: {outcome.elsewhere}"
@@ -352,26 +423,37 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no mistake {', '.join(sorted(unknown))}; see --list")
         mistakes = [m for m in mistakes if m.id in args.only]
     if args.list:
-        print("\n".join(describe(m) + f"\n    caught by: {m.caught_by}" for m in mistakes))
+        print("\n".join(describe(m) + (f"\n    caught by: {m.caught_by}"
+                                       if isinstance(m, Mistake) else "") for m in mistakes))
         return 0
 
     results = check_all(mistakes, max(1, args.jobs), args.all_sections)
     failing, seconds = next(results)
-    tests = len({_test_id(m) for m in mistakes})
+    tests = len({_test_id(m) for m in mistakes if isinstance(m, Mistake)})
     print(f"control: of the {tests} tests named below, {tests - len(failing)} pass on solutions/ "
           f"({seconds:.1f} s){': not ' + ', '.join(failing) if failing else ''}")
-    caught = 0
+    caught = passing = 0
     for outcome, seconds in results:
-        test = _test_id(outcome.mistake)
-        if outcome.caught and test in failing:
-            outcome = Outcome(outcome.mistake, False,
-                              f"{test} fails on solutions/ as well, so it proves nothing: "
-                              f"{failing[test]}")
+        if isinstance(outcome.mistake, Mistake):
+            test = _test_id(outcome.mistake)
+            if outcome.caught and test in failing:
+                outcome = Outcome(outcome.mistake, False,
+                                  f"{test} fails on solutions/ as well, so it proves nothing: "
+                                  f"{failing[test]}")
+            caught += outcome.caught
+        else:
+            passing += outcome.caught
         print(report(outcome, seconds), flush=True)
-        caught += outcome.caught
-    print(f"{caught} of {len(mistakes)} mistakes caught")
-    return 0 if caught == len(mistakes) else 1
+    wrong = sum(isinstance(m, Mistake) for m in mistakes)
+    right = len(mistakes) - wrong
+    print(f"{caught} of {wrong} mistakes caught"
+          + (f", {passing} of {right} correct alternatives pass" if right else ""))
+    return 0 if (caught, passing) == (wrong, right) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as the module the catalogue's files import (`tools.mistakes`), not as `__main__`, a
+    # second copy whose classes the catalogue's entries would not be instances of.
+    from tools import mistakes
+
+    sys.exit(mistakes.main())

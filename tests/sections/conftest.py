@@ -48,6 +48,9 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
 )
 settings.register_profile("explore", deadline=None, max_examples=200)
+# Whether a test fails, and no more: the first failing example, not the smallest.
+settings.register_profile("first-failure", parent=settings.get_profile("course"),
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "course"))
 
 # The course's tensors are tiny: a second torch thread costs more in synchronisation than it

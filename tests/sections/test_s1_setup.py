@@ -16,6 +16,7 @@ def draws():
 
 @given(seed=seeds)
 def test_same_seed_gives_same_random_draws(setup, seed):
+    """set_seed(s) twice: python, numpy and torch draw the same numbers after each."""
     setup.set_seed(seed)
     first = draws()
     setup.set_seed(seed)
@@ -30,14 +31,20 @@ GENERATORS = [("random", random.random), ("numpy", np.random.rand),
 
 
 def test_each_generator_is_seeded(setup):
+    """Each of python's random, numpy and torch repeats its draw after set_seed(7)."""
     for name, draw in GENERATORS:
         setup.set_seed(7)
         first = draw()
         setup.set_seed(7)
-        assert draw() == first, f"set_seed does not seed {name}'s generator"
+        again = draw()
+        assert again == first, (
+            f"set_seed does not seed {name}'s generator: after set_seed(7) twice it drew "
+            f"{first} and then {again}"
+        )
 
 
 def test_each_generator_follows_the_seed(setup):
+    """set_seed(1) and set_seed(2) give each generator different numbers: the seed decides."""
     for name, draw in GENERATORS:
         setup.set_seed(1)
         first = draw()
@@ -48,41 +55,22 @@ def test_each_generator_follows_the_seed(setup):
         )
 
 
-def test_different_seeds_give_different_draws(setup):
-    setup.set_seed(1)
-    first = draws()
-    setup.set_seed(2)
-    assert draws() != first, "set_seed(1) and set_seed(2) gave the same numbers"
-
-
-def test_same_seed_gives_same_initial_weights(setup):
-    setup.set_seed(3)
-    a = torch.nn.LSTM(4, 4).state_dict()
-    setup.set_seed(3)
-    b = torch.nn.LSTM(4, 4).state_dict()
-    assert all(torch.equal(a[k], b[k]) for k in a), "one seed should give one initialisation"
-
-
-@pytest.mark.parametrize("bad, error, found", [("3", TypeError, "str '3'"),
-                                               (2.5, TypeError, "float 2.5"),
-                                               (-1, ValueError, "-1"),
-                                               (2**32, ValueError, str(2**32))])
-def test_bad_seed_is_a_clear_error(setup, bad, error, found):
-    with pytest.raises(error, match="seed") as err:
-        setup.set_seed(bad)
-    assert found in str(err.value), f"the message should say what it got ({found}): {err.value}"
-
-
-def test_set_seed_makes_cudnn_deterministic(setup):
+def test_set_seed_makes_cudnn_deterministic(setup, monkeypatch):
+    """set_seed sets cudnn.deterministic = True and cudnn.benchmark = False."""
+    monkeypatch.setattr(torch.backends.cudnn, "deterministic", False)
+    monkeypatch.setattr(torch.backends.cudnn, "benchmark", True)
     setup.set_seed(0)
-    assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark, (
+    found = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+    assert found == (True, False), (
         "on CUDA, cuDNN's LSTM repeats exactly only with cudnn.deterministic = True and "
-        "cudnn.benchmark = False"
+        f"cudnn.benchmark = False; after set_seed they are {found[0]} and {found[1]}"
     )
 
 
-@pytest.mark.parametrize("cuda_available, expected", [(True, "cuda"), (False, "cpu")])
+@pytest.mark.parametrize("cuda_available, expected", [(True, "cuda"), (False, "cpu")],
+                         ids=["cuda available", "no cuda"])
 def test_device_is_cuda_when_available(setup, monkeypatch, cuda_available, expected):
+    """Without an argument or $ELMO_DEVICE: CUDA when torch.cuda.is_available(), else CPU."""
     monkeypatch.delenv(setup.DEVICE_ENV_VAR, raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda_available)
     device = setup.get_device()
@@ -93,35 +81,37 @@ def test_device_is_cuda_when_available(setup, monkeypatch, cuda_available, expec
     )
 
 
-def test_device_argument_overrides(setup, monkeypatch):
+@pytest.mark.parametrize("preferred", ["cpu", torch.device("cpu")], ids=["str", "torch.device"])
+def test_device_argument_overrides(setup, monkeypatch, preferred):
+    """get_device("cpu") is the CPU, as a torch.device, even with $ELMO_DEVICE=cuda and CUDA."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setenv(setup.DEVICE_ENV_VAR, "cuda")
-    assert setup.get_device("cpu") == torch.device("cpu"), "the argument comes first"
-    assert setup.get_device(torch.device("cpu")) == torch.device("cpu")
-
-
-def test_device_environment_variable_overrides(setup, monkeypatch):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setenv(setup.DEVICE_ENV_VAR, "cpu")
-    assert setup.get_device() == torch.device("cpu"), f"${setup.DEVICE_ENV_VAR}=cpu was ignored"
-
-
-def test_bad_device_is_a_clear_error(setup, monkeypatch):
-    monkeypatch.delenv(setup.DEVICE_ENV_VAR, raising=False)
-    with pytest.raises(ValueError, match="gpu") as err:
-        setup.get_device("gpu")
-    assert "preferred" in str(err.value), f"the message should name the argument: {err.value}"
-    monkeypatch.setenv(setup.DEVICE_ENV_VAR, "tpu")
-    with pytest.raises(ValueError, match="tpu") as err:
-        setup.get_device()
-    assert setup.DEVICE_ENV_VAR in str(err.value), (
-        f"the message should name ${setup.DEVICE_ENV_VAR}, where the bad device came from: "
-        f"{err.value}"
+    device = setup.get_device(preferred)
+    assert isinstance(device, torch.device), (
+        f"get_device({preferred!r}) should return a torch.device, got {device!r}"
+    )
+    assert device == torch.device("cpu"), (
+        f"the argument comes first: get_device({preferred!r}) with ${setup.DEVICE_ENV_VAR}=cuda "
+        f"gave {device}, expected cpu"
     )
 
 
-def test_cuda_requested_without_cuda_is_a_clear_error(setup, monkeypatch):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(RuntimeError, match="CUDA"):
-        setup.get_device("cuda")
-    assert setup.get_device("cpu") == torch.device("cpu"), "the CPU needs no CUDA"
+def test_device_environment_variable_overrides(setup, monkeypatch):
+    """$ELMO_DEVICE=cpu gives the CPU, as a torch.device, even where CUDA is available."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setenv(setup.DEVICE_ENV_VAR, "cpu")
+    device = setup.get_device()
+    assert device == torch.device("cpu") and isinstance(device, torch.device), (
+        f"with ${setup.DEVICE_ENV_VAR}=cpu and no argument, expected torch.device('cpu'), "
+        f"got {device!r}"
+    )
+
+
+def test_an_empty_environment_variable_counts_as_unset(setup, monkeypatch):
+    """$ELMO_DEVICE set to "" decides nothing: CUDA when it is available."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setenv(setup.DEVICE_ENV_VAR, "")
+    device = setup.get_device()
+    assert isinstance(device, torch.device) and device.type == "cuda", (
+        f"an empty ${setup.DEVICE_ENV_VAR} is as good as unset: expected cuda, got {device!r}"
+    )

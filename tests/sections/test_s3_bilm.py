@@ -1,32 +1,46 @@
-"""Section 3: the biLM's shapes, its layer 0, padding, and that no direction peeks."""
+"""Section 3: the biLM's shapes and parts, its layer 0, padding, and that no direction peeks."""
 
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from .devices import mixed_devices
 from .strategies import id_batches, id_sequences
 
 VOCAB = 30
 TOL = dict(atol=1e-5, rtol=1e-4)
 
 
+def model_of(setup, bilm, **sizes):
+    setup.set_seed(0)
+    return bilm.BiLM(VOCAB, **sizes).eval()
+
+
 @pytest.fixture(scope="module")
 def model(setup, bilm):
-    setup.set_seed(0)
-    return bilm.BiLM(VOCAB).eval()
+    """One biLM of the default sizes, shared by the tests that only run it."""
+    return model_of(setup, bilm)
 
 
 def one_sentence(length=6):
     return torch.randint(4, VOCAB, (length, 1), generator=torch.Generator().manual_seed(length))
 
 
+def close(a, b):
+    return a.shape == b.shape and torch.allclose(a, b, **TOL)
+
+
 def test_seed_key_shapes(model):
+    """Embedding (7, 1, 128); layers (3, 7, 1, 512); both logits (7, 1, vocab_size)."""
     ids = one_sentence(7)
-    assert model.embedding(ids).shape == (7, 1, 128), "word embedding: (seq_len, 1, 128)"
+    embedded = model.embedding(ids)
+    assert embedded.shape == (7, 1, 128), (
+        f"embedding(ids): expected (seq_len, 1, 128) = (7, 1, 128), got {tuple(embedded.shape)}"
+    )
     out = model(ids)
     assert out.layers.shape == (3, 7, 1, 512), (
-        f"layers: expected (num_layers + 1, seq_len, batch, 512) = (3, 7, 1, 512), "
+        f"layers: expected (num_layers + 1, seq_len, batch, 2 * 256) = (3, 7, 1, 512), "
         f"got {tuple(out.layers.shape)}"
     )
     for name in ("forward_logits", "backward_logits"):
@@ -35,33 +49,62 @@ def test_seed_key_shapes(model):
 
 
 def test_two_lstm_layers_of_256_per_direction(model):
+    """forward_lstms and backward_lstms each hold 2 one-layer, one-direction LSTMs of 256."""
     for name in ("forward_lstms", "backward_lstms"):
         stack = getattr(model, name)
-        assert len(stack) == 2, f"{name}: expected 2 layers, found {len(stack)}"
+        assert len(stack) == 2, f"{name}: expected num_layers = 2 LSTMs, found {len(stack)}"
         for lstm in stack:
-            assert (lstm.hidden_size, lstm.num_layers, lstm.bidirectional) == (256, 1, False), (
-                f"{name}: each layer should be a 1-layer unidirectional nn.LSTM of hidden 256"
+            found = (lstm.hidden_size, lstm.num_layers, lstm.bidirectional)
+            assert found == (256, 1, False), (
+                f"{name}: each layer should be a one-layer, one-direction nn.LSTM of hidden "
+                f"size 256: (hidden_size, num_layers, bidirectional) should be (256, 1, False), "
+                f"found {found}"
             )
 
 
-def test_each_lstm_layer_state_is_256_wide_per_direction(model):
-    layers = model(one_sentence()).layers
-    assert layers.shape[-1] == 2 * 256, "each layer is [forward 256 ; backward 256]"
+def test_the_lstms_and_heads_are_registered_parameters(model):
+    """Every LSTM's and head's weights are in parameters() and state_dict(): nn.ModuleList."""
+    registered = {id(p) for p in model.parameters()}
+    saved = {id(t) for t in model.state_dict(keep_vars=True).values()}
+    parts = [*[(f"forward_lstms[{i}]", m) for i, m in enumerate(model.forward_lstms)],
+             *[(f"backward_lstms[{i}]", m) for i, m in enumerate(model.backward_lstms)],
+             ("forward_head", model.forward_head), ("backward_head", model.backward_head)]
+    for name, part in parts:
+        missing = {id(p) for p in part.parameters()} - (registered & saved)
+        assert not missing, (
+            f"{name}'s weights are not among the biLM's parameters() and state_dict(): an "
+            "optimizer would never train them and a checkpoint would not hold them; keep the "
+            "LSTMs in an nn.ModuleList, not a plain list"
+        )
+
+
+def test_each_direction_has_its_own_parameters(model):
+    """The backward LSTMs and head share no parameter with the forward ones."""
+    for forward, backward in [("forward_lstms", "backward_lstms"),
+                              ("forward_head", "backward_head")]:
+        ours = {id(p) for p in getattr(model, forward).parameters()}
+        shared = [n for n, p in getattr(model, backward).named_parameters() if id(p) in ours]
+        assert not shared, (
+            f"{backward} shares {shared} with {forward}: the two directions are separate "
+            "language models, each with a set of parameters of its own"
+        )
 
 
 def test_layer_0_is_the_projected_token_twice(model):
+    """Layer 0 is [p; p] with p = token_projection(embedding(ids))."""
     ids = one_sentence()
     layer0 = model(ids).layers[0]
     token = model.token_projection(model.embedding(ids))
-    assert torch.allclose(layer0[..., :256], token, **TOL), (
-        "layer 0's first half should be token_projection(embedding(ids))"
+    assert close(layer0[..., :256], token), (
+        "layer 0's first half should be p = token_projection(embedding(ids))"
     )
     assert torch.equal(layer0[..., :256], layer0[..., 256:]), (
-        "layer 0 should be [x; x]: the token representation duplicated, as in the paper's code"
+        "layer 0 should be [p; p]: the token representation duplicated, as in the paper's code"
     )
 
 
 def test_layer_0_ignores_context(model):
+    """One word's layer 0 is identical in two contexts; its layer 1 is not."""
     a = torch.tensor([[5], [9], [7]])
     b = torch.tensor([[12], [20], [7]])
     assert torch.equal(model(a).layers[0, 2], model(b).layers[0, 2]), (
@@ -73,6 +116,7 @@ def test_layer_0_ignores_context(model):
 
 
 def test_every_parameter_is_used(setup, bilm):
+    """Every parameter of a fresh biLM gets a gradient from its outputs."""
     setup.set_seed(0)
     fresh = bilm.BiLM(VOCAB)
     out = fresh(one_sentence())
@@ -87,8 +131,8 @@ def test_every_parameter_is_used(setup, bilm):
 
 
 def test_each_layer_reads_the_layer_below(setup, bilm):
-    setup.set_seed(0)
-    fresh = bilm.BiLM(VOCAB).eval()
+    """Changing the first LSTM of a direction changes that direction's half of layer 2."""
+    fresh = model_of(setup, bilm)
     ids = one_sentence()
     before = fresh(ids).layers
     g = torch.Generator().manual_seed(0)
@@ -106,6 +150,7 @@ def test_each_layer_reads_the_layer_below(setup, bilm):
 
 @given(batch=id_batches(VOCAB, max_batch=4, max_len=8))
 def test_padded_batch_equals_one_sentence_at_a_time(corpus, model, batch):
+    """Each sentence of a padded batch gets what it gets alone; padded positions are zero."""
     ids, lengths = corpus.pad_batch(batch)
     together = model(ids, lengths)
     for b, sentence in enumerate(batch):
@@ -116,51 +161,58 @@ def test_padded_batch_equals_one_sentence_at_a_time(corpus, model, batch):
                                  alone.forward_logits[:, 0]),
                                 ("backward_logits", together.backward_logits[:n, b],
                                  alone.backward_logits[:, 0])]:
-            assert torch.allclose(got, want, **TOL), (
+            assert close(got, want), (
                 f"sentence {b} (length {n} in a batch padded to {ids.shape[0]}): {name} differ "
                 "from running it alone; does the backward LSTM reverse each sentence within "
                 "its own length, or the padded tensor as a whole?"
             )
-        assert not together.layers[:, n:, b].any(), "layers must be zero at padded positions"
+        assert not together.layers[:, n:, b].any(), (
+            f"sentence {b}: layers must be zero at its padded positions {n}..{ids.shape[0] - 1}"
+        )
 
 
 @given(st.data())
 def test_forward_direction_never_sees_the_token_it_predicts(model, data):
+    """Changing token k leaves the forward logits and states before position k unchanged."""
     ids = torch.tensor(data.draw(id_sequences(VOCAB, 2, 9))).unsqueeze(1)
     k = data.draw(st.integers(1, ids.shape[0] - 1))
     changed = ids.clone()
     changed[k] = (ids[k] + 1) % VOCAB
     before, after = model(ids), model(changed)
-    assert torch.allclose(before.forward_logits[:k], after.forward_logits[:k], **TOL), (
+    assert close(before.forward_logits[:k], after.forward_logits[:k]), (
         f"changing token {k} changed the forward prediction at positions < {k}: the forward "
         f"direction sees the token it predicts"
     )
-    assert torch.allclose(before.layers[1:, :k, :, :256], after.layers[1:, :k, :, :256], **TOL), (
-        "forward LSTM states at positions before the changed token should not change"
+    assert close(before.layers[1:, :k, :, :256], after.layers[1:, :k, :, :256]), (
+        f"changing token {k} changed the forward LSTM states (the first half of layers 1 and "
+        f"up) at positions < {k}: they may only read tokens 0..t"
     )
 
 
 @given(st.data())
 def test_backward_direction_never_sees_the_token_it_predicts(model, data):
+    """Changing token k leaves the backward logits and states after position k unchanged."""
     ids = torch.tensor(data.draw(id_sequences(VOCAB, 2, 9))).unsqueeze(1)
     k = data.draw(st.integers(0, ids.shape[0] - 2))
     changed = ids.clone()
     changed[k] = (ids[k] + 1) % VOCAB
     before, after = model(ids), model(changed)
-    assert torch.allclose(before.backward_logits[k + 1:], after.backward_logits[k + 1:], **TOL), (
+    assert close(before.backward_logits[k + 1:], after.backward_logits[k + 1:]), (
         f"changing token {k} changed the backward prediction at positions > {k}: the backward "
         "direction sees the token it predicts at position t"
     )
-    assert torch.allclose(before.layers[1:, k + 1:, :, 256:], after.layers[1:, k + 1:, :, 256:],
-                          **TOL), "backward LSTM states after the changed token should not change"
+    assert close(before.layers[1:, k + 1:, :, 256:], after.layers[1:, k + 1:, :, 256:]), (
+        f"changing token {k} changed the backward LSTM states (the second half of layers 1 "
+        f"and up) at positions > {k}: they may only read tokens t..N"
+    )
 
 
 def test_each_direction_reads_its_own_context(model):
+    """The forward logits at the end depend on the first token; the backward at 0, the last."""
     ids = torch.tensor([[5], [6], [7], [8]])
     changed = ids.clone()
     changed[0] = 9
-    after = model(changed)
-    assert not torch.allclose(model(ids).forward_logits[3], after.forward_logits[3]), (
+    assert not torch.allclose(model(ids).forward_logits[3], model(changed).forward_logits[3]), (
         "the forward prediction at the last position should depend on the first token"
     )
     changed = ids.clone()
@@ -172,108 +224,86 @@ def test_each_direction_reads_its_own_context(model):
 
 @given(st.data())
 def test_reverse_within_lengths_reverses_each_sentence_and_keeps_padding(bilm, corpus, data):
+    """Each column reversed within its length, padding left in place; twice is the identity."""
     batch = data.draw(id_batches(VOCAB))
     ids, lengths = corpus.pad_batch(batch)
     flipped = bilm.reverse_within_lengths(ids, lengths)
     for b, sentence in enumerate(batch):
         expected = sentence[::-1] + [corpus.PAD] * (ids.shape[0] - len(sentence))
         assert flipped[:, b].tolist() == expected, (
-            f"column {b}: expected {expected}, got {flipped[:, b].tolist()}"
+            f"column {b} (length {len(sentence)}): expected {expected}, "
+            f"got {flipped[:, b].tolist()}"
         )
-    assert torch.equal(bilm.reverse_within_lengths(flipped, lengths), ids), "reversing twice"
+    assert torch.equal(bilm.reverse_within_lengths(flipped, lengths), ids), (
+        "reversing twice within the lengths should give the batch back"
+    )
+
+
+def test_reverse_within_lengths_handles_feature_dimensions(bilm):
+    """A (T, B, D) batch: each column's D-vectors move together, padding stays."""
+    x = torch.arange(12.0).view(3, 2, 2)
+    out = bilm.reverse_within_lengths(x, torch.tensor([3, 2]))
+    expected = torch.stack([x.flip(0)[:, 0], torch.cat([x[:2, 1].flip(0), x[2:, 1]])], dim=1)
+    assert torch.equal(out, expected), (
+        f"lengths [3, 2]: column 0 reversed whole, column 1 its first 2 steps; expected "
+        f"{expected.tolist()}, got {out.tolist()}"
+    )
 
 
 def test_reverse_within_lengths_works_on_the_device_of_its_input(bilm):
+    """On the meta device (shapes, no values), with lengths on the CPU: no error, same device."""
     x = torch.empty(4, 2, 3, device="meta")  # PyTorch's shape-only device: no GPU needed
-    out = bilm.reverse_within_lengths(x, torch.tensor([4, 2]))
-    assert out.device == x.device and out.shape == x.shape, (
+    mixed = mixed_devices(lambda: bilm.reverse_within_lengths(x, torch.tensor([4, 2])))
+    assert mixed is None, (
         "make the index tensors on x's device (torch.arange(..., device=x.device), "
-        "lengths.to(x.device)), or the reversal fails on a GPU"
+        f"lengths.to(x.device)), or the reversal fails on a GPU: {mixed}"
     )
-
-
-def test_lengths_may_be_a_list(model):
-    ids = torch.full((3, 2), 5)
-    assert torch.equal(model(ids, [3, 2]).layers, model(ids, torch.tensor([3, 2])).layers)
 
 
 def test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1(setup, bilm):
-    setup.set_seed(0)
-    deep = bilm.BiLM(VOCAB, embedding_dim=8, hidden_dim=8, num_layers=3).eval()
+    """3 layers: logits are each head of the top state; layer 2 = LSTM 2's output + layer 1."""
+    deep = model_of(setup, bilm, embedding_dim=8, hidden_dim=8, num_layers=3)
     ids = one_sentence()
     out = deep(ids)
     top = out.layers[-1]
-    assert torch.allclose(out.forward_logits, deep.forward_head(top[..., :8]), **TOL), (
+    assert close(out.forward_logits, deep.forward_head(top[..., :8])), (
         "the forward logits should be forward_head of the top forward LSTM layer"
     )
-    assert torch.allclose(out.backward_logits, deep.backward_head(top[..., 8:]), **TOL), (
+    assert close(out.backward_logits, deep.backward_head(top[..., 8:])), (
         "the backward logits should be backward_head of the top backward LSTM layer"
     )
     tokens = deep.token_projection(deep.embedding(ids))
     first, _ = deep.forward_lstms[0](tokens)
     second, _ = deep.forward_lstms[1](first)
-    assert torch.allclose(out.layers[1, ..., :8], first, **TOL), (
-        "layer 1 is the first LSTM's output, without a residual connection"
+    assert close(out.layers[1, ..., :8], first), (
+        "layer 1 is the first LSTM's output on p, without a residual connection"
     )
-    assert torch.allclose(out.layers[2, ..., :8], second + first, **TOL), (
+    assert close(out.layers[2, ..., :8], second + first), (
         "layer 2 is the second LSTM's output plus its input, layer 1: the residual connection"
     )
 
 
-def test_reverse_within_lengths_handles_feature_dimensions(bilm):
-    x = torch.arange(12.0).view(3, 2, 2)
-    out = bilm.reverse_within_lengths(x, torch.tensor([3, 2]))
-    assert torch.equal(out[:, 0], x.flip(0)[:, 0]) and torch.equal(out[2, 1], x[2, 1])
-    assert torch.equal(out[:2, 1], x[:2, 1].flip(0))
-
-
 def test_same_input_twice_gives_identical_output(model):
+    """Two calls on one input give bit-identical layers: the biLM keeps no state."""
     ids = one_sentence()
-    assert torch.equal(model(ids).layers, model(ids).layers), "the biLM must keep no state"
-
-
-@pytest.mark.parametrize("ids, error, match", [
-    (torch.zeros(3, 1), TypeError, "integer"),
-    (torch.zeros(3, dtype=torch.long), ValueError, r"\(seq_len, batch\).*unsqueeze\(1\)"),
-    (torch.zeros(3, 1, 1, dtype=torch.long), ValueError, r"\(seq_len, batch\)"),
-    (torch.zeros(0, 1, dtype=torch.long), ValueError, r"empty batch of shape \(0, 1\)"),
-    (torch.tensor([[4], [VOCAB]]), ValueError, rf"\[0, {VOCAB}\)"),
-    (torch.tensor([[-1], [4]]), ValueError, rf"\[0, {VOCAB}\)"),
-    ([[4], [5]], TypeError, "Tensor, got list"),
-])
-def test_bad_ids_are_clear_errors(model, ids, error, match):
-    with pytest.raises(error, match=match):
-        model(ids)
-
-
-@pytest.mark.parametrize("lengths, match", [
-    (torch.tensor([3]), r"shape \(2,\)"),
-    (torch.tensor([3, 4]), r"\[1, 3\]"),
-    (torch.tensor([0, 2]), r"\[1, 3\]"),
-])
-def test_lengths_that_do_not_match_the_batch_are_clear_errors(model, lengths, match):
-    with pytest.raises(ValueError, match=match):
-        model(torch.full((3, 2), 5), lengths)
-
-
-@pytest.mark.parametrize("kwargs", [dict(vocab_size=0), dict(vocab_size=10, embedding_dim=0),
-                                    dict(vocab_size=10, hidden_dim=-4),
-                                    dict(vocab_size=10, num_layers=0),
-                                    dict(vocab_size=10, padding_idx=10)])
-def test_bad_sizes_are_clear_errors(bilm, kwargs):
-    name = next(k for k in kwargs if k != "vocab_size" or len(kwargs) == 1)
-    with pytest.raises(ValueError, match=name):
-        bilm.BiLM(**kwargs)
+    assert torch.equal(model(ids).layers, model(ids).layers), (
+        "the same input gave different layers on a second call: each LSTM must start from "
+        "its zero state on every call"
+    )
 
 
 def test_the_smallest_sizes_are_accepted(bilm):
+    """Sizes of 1 work: one layer of one unit per direction gives layers (2, 3, 2, 2)."""
     tiny = bilm.BiLM(vocab_size=1, embedding_dim=1, hidden_dim=1, num_layers=1)
-    assert tiny(torch.zeros(3, 2, dtype=torch.long)).layers.shape == (2, 3, 2, 2), (
-        "sizes of 1 are valid: one layer of one unit per direction"
+    shape = tuple(tiny(torch.zeros(3, 2, dtype=torch.long)).layers.shape)
+    assert shape == (2, 3, 2, 2), (
+        f"sizes of 1 are valid: one layer of one unit per direction gives layers "
+        f"(num_layers + 1, T, B, 2) = (2, 3, 2, 2), got {shape}"
     )
 
 
 def test_pad_embedding_is_zero_and_stays_zero(setup, bilm, corpus):
+    """The embedding of <pad> is zero and gets no gradient (padding_idx)."""
     setup.set_seed(0)
     fresh = bilm.BiLM(VOCAB)
     pad = torch.tensor([[corpus.PAD]])

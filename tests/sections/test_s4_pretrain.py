@@ -1,19 +1,22 @@
-"""Section 4: the biLM loss, and a training loop that learns and repeats exactly."""
+"""Section 4: the biLM loss, and a training loop that learns, visits every sentence once per
+epoch in a seeded order, and repeats exactly."""
 
 import copy
 import math
-import re
-import sys
+import random
+from collections import Counter
 
-import pytest
+import numpy as np
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from torch.nn import functional as F
 
+from .devices import mixed_devices
 from .strategies import id_batches
 
 VOCAB = 12
+SMALL = dict(embedding_dim=8, hidden_dim=8)  # a biLM that trains in milliseconds
 
 
 def expected_loss(forward_logits, backward_logits, ids, lengths):
@@ -36,19 +39,24 @@ def random_output(bilm, shape, seed):
 
 @given(batch=id_batches(VOCAB, max_batch=4, max_len=7, min_len=2), seed=st.integers(0, 99))
 def test_loss_is_forward_plus_backward_cross_entropy(bilm, corpus, pretrain, batch, seed):
+    """The loss is the forward CE (t predicts t+1) plus the backward CE (t predicts t-1)."""
     batch = [[max(i, 2) for i in sentence] for sentence in batch]  # a real token is never <pad>
     ids, lengths = corpus.pad_batch(batch)
     out = random_output(bilm, ids.shape, seed)
     got = pretrain.bilm_loss(out, ids, lengths)
     want = expected_loss(out.forward_logits, out.backward_logits, ids, lengths)
-    assert got.dim() == 0, f"the loss should be a scalar, got shape {tuple(got.shape)}"
+    assert isinstance(got, torch.Tensor) and got.dim() == 0, (
+        f"the loss should be a scalar tensor, got {got!r}"
+    )
     assert torch.allclose(got, want, atol=1e-5), (
         f"expected forward CE + backward CE = {want.item():.5f}, got {got.item():.5f}; "
-        "forward logits at t predict token t+1, backward logits at t predict token t-1"
+        "forward logits at t predict token t+1, backward logits at t predict token t-1, and "
+        "each direction's mean is over the real targets of the whole batch"
     )
 
 
 def test_padding_never_counts_in_the_loss(bilm, corpus, pretrain):
+    """Changing the logits at padded positions leaves the loss unchanged."""
     ids, lengths = corpus.pad_batch([[2, 5, 6, 7, 3], [2, 8, 3]])
     out = random_output(bilm, ids.shape, 0)
     loss = pretrain.bilm_loss(out, ids, lengths)
@@ -56,23 +64,27 @@ def test_padding_never_counts_in_the_loss(bilm, corpus, pretrain):
                          backward_logits=out.backward_logits.clone())
     noisy.forward_logits[3:, 1] += 100 * torch.randn(2, VOCAB)
     noisy.backward_logits[3:, 1] += 100 * torch.randn(2, VOCAB)
-    assert torch.allclose(pretrain.bilm_loss(noisy, ids, lengths), loss), (
-        "changing the logits at padded positions changed the loss: padding is counted"
+    changed = pretrain.bilm_loss(noisy, ids, lengths)
+    assert torch.allclose(changed, loss), (
+        f"changing the logits at padded positions changed the loss from {float(loss):.4f} to "
+        f"{float(changed):.4f}: padding is counted, as a position or as a target"
     )
 
 
 def test_the_loss_works_on_the_device_of_its_input(bilm, pretrain):
+    """Logits and ids on the meta device, lengths on the CPU: no tensors of two devices mix."""
     ids = torch.zeros(5, 2, dtype=torch.long, device="meta")  # shape-only: no GPU needed
     out = bilm.BiLMOutput(*(torch.empty(*shape, device="meta")
                             for shape in [(3, 5, 2, 4), (5, 2, VOCAB), (5, 2, VOCAB)]))
-    loss = pretrain.bilm_loss(out, ids, torch.tensor([5, 3]))
-    assert loss.device == ids.device and loss.dim() == 0, (
+    mixed = mixed_devices(lambda: pretrain.bilm_loss(out, ids, torch.tensor([5, 3])))
+    assert mixed is None, (
         "make the position tensors on the ids' device (torch.arange(..., device=ids.device), "
-        "lengths.to(ids.device)), or the loss fails on a GPU"
+        f"lengths.to(ids.device)), or the loss fails on a GPU: {mixed}"
     )
 
 
 def test_loss_of_perfect_predictions_is_near_zero(bilm, corpus, pretrain):
+    """Logits that put all mass on the right neighbour in each direction give a loss of ~0."""
     ids, lengths = corpus.pad_batch([[2, 5, 6, 3]])
     fwd = torch.full((4, 1, VOCAB), -50.0)
     bwd = torch.full((4, 1, VOCAB), -50.0)
@@ -80,44 +92,162 @@ def test_loss_of_perfect_predictions_is_near_zero(bilm, corpus, pretrain):
         fwd[t, 0, ids[t + 1, 0]] = 50.0
         bwd[t + 1, 0, ids[t, 0]] = 50.0
     out = bilm.BiLMOutput(torch.zeros(3, 4, 1, 4), fwd, bwd)
-    assert pretrain.bilm_loss(out, ids, lengths).item() < 1e-6, (
+    loss = pretrain.bilm_loss(out, ids, lengths).item()
+    assert loss < 1e-6, (
         "logits that put all mass on the right next (forward) and previous (backward) token "
-        "should give a loss of ~0; are the targets shifted the wrong way?"
+        f"should give a loss of ~0, got {loss:.4f}; are the targets shifted the wrong way?"
     )
 
 
 def test_training_lowers_the_loss(trained):
+    """The default recipe on the corpus: the loss ends below 0.6 of where it started."""
     history = trained.history
-    assert len(history) > 1 and all(math.isfinite(x) for x in history), f"history: {history}"
+    assert len(history) > 1 and all(math.isfinite(x) for x in history), (
+        f"expected a finite loss per epoch, got {history}"
+    )
     assert history[-1] < 0.6 * history[0], (
-        f"the loss went from {history[0]:.3f} to {history[-1]:.3f}; expected it to fall well"
+        f"the loss went from {history[0]:.3f} to {history[-1]:.3f}; expected it to fall below "
+        f"{0.6 * history[0]:.3f}"
     )
 
 
-def test_history_has_one_loss_per_epoch(setup, bilm, corpus, pretrain):
+def train(setup, bilm, corpus, pretrain, sentences, recipe, init_seed=0, **options):
+    """A fresh small biLM (weights from `init_seed`) trained by train_bilm: (model, history)."""
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    setup.set_seed(init_seed)
+    model = bilm.BiLM(len(word2idx), **SMALL)
+    history = pretrain.train_bilm(model, sentences, word2idx, pretrain.Recipe(*recipe),
+                                  device="cpu", log_every=0, progress=False, **options)
+    return model, history
+
+
+def same_weights(a, b):
+    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(),
+                                                 b.state_dict().values(), strict=True))
+
+
+def test_history_is_the_corpus_loss_after_each_epoch(setup, bilm, corpus, pretrain):
+    """3 epochs give 3 floats, the last being corpus_loss of the trained model; 1 epoch, the
+    first of them."""
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    sentences = corpus.CORPUS[:4]
+    model, history = train(setup, bilm, corpus, pretrain, sentences, (2, 0.01, 3), seed=3)
+    assert isinstance(history, list) and len(history) == 3, (
+        f"3 epochs should give a list of 3 corpus losses, one per epoch; got {history!r}"
+    )
+    assert all(type(x) is float for x in history), (
+        f"each loss should be a python float (float(loss), not a tensor), got {history!r}"
+    )
+    final = pretrain.corpus_loss(model, sentences, word2idx)
+    assert abs(history[-1] - final) < 1e-6, (
+        f"the last loss of the history should be corpus_loss of the trained model, {final:.6f}, "
+        f"measured after the epoch's last step; got {history[-1]:.6f}"
+    )
+    one, first = train(setup, bilm, corpus, pretrain, sentences, (2, 0.01, 1), seed=3)
+    after_one = pretrain.corpus_loss(one, sentences, word2idx)
+    assert abs(first[0] - after_one) < 1e-6 and abs(history[0] - after_one) < 1e-6, (
+        f"history[0] should be the corpus loss after the first epoch, {after_one:.6f}; "
+        f"got {history[0]:.6f} (and {first[0]:.6f} from a run of one epoch)"
+    )
+
+
+class Recorder:
+    """The sentences of every training step, and the model's mode in it, from a hook."""
+
+    def __init__(self, model):
+        self.steps, self.modes = [], []
+        model.register_forward_pre_hook(self, with_kwargs=True)
+
+    def __call__(self, module, args, kwargs):
+        if not torch.is_grad_enabled():
+            return  # corpus_loss, after the epoch: not a training step
+        ids, lengths = (*args, *kwargs.values(), None)[:2]
+        lengths = [ids.shape[0]] * ids.shape[1] if lengths is None else list(map(int, lengths))
+        self.steps.append([tuple(ids[:n, b].tolist()) for b, n in enumerate(lengths)])
+        self.modes.append(module.training)
+
+
+def recorded_run(setup, bilm, corpus, pretrain, sentences, recipe, seed):
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     setup.set_seed(0)
-    model = bilm.BiLM(len(word2idx), embedding_dim=8, hidden_dim=8)
-    history = pretrain.train_bilm(model, corpus.CORPUS[:4], word2idx, pretrain.Recipe(2, 0.01, 3),
-                                  device="cpu", log_every=0, progress=False)
-    assert len(history) == 3 and all(isinstance(x, float) for x in history), (
-        f"3 epochs should give 3 corpus losses, one per epoch, as floats; got {history}"
+    model = bilm.BiLM(len(word2idx), **SMALL).eval()
+    recorder = Recorder(model)
+    pretrain.train_bilm(model, sentences, word2idx, pretrain.Recipe(*recipe), seed=seed,
+                        device="cpu", log_every=0, progress=False)
+    encoded = [tuple(corpus.encode(s, word2idx, add_boundaries=True)) for s in sentences]
+    return model, recorder, encoded
+
+
+def test_each_epoch_visits_every_sentence_once_in_batches(setup, bilm, corpus, pretrain):
+    """5 sentences, batch 2, 3 epochs: 9 steps of 2, 2, 1 sentences, each epoch all 5 once."""
+    _, recorder, encoded = recorded_run(setup, bilm, corpus, pretrain, corpus.CORPUS[:5],
+                                        (2, 0.01, 3), seed=0)
+    sizes = [len(step) for step in recorder.steps]
+    assert sizes == [2, 2, 1] * 3, (
+        f"5 sentences in batches of 2 make 3 steps per epoch, of 2, 2 and 1 sentences; over 3 "
+        f"epochs the training steps had {sizes} sentences"
+    )
+    for epoch in range(3):
+        seen = Counter(s for step in recorder.steps[3 * epoch: 3 * epoch + 3] for s in step)
+        assert seen == Counter(encoded), (
+            f"epoch {epoch + 1} should visit each sentence exactly once (BOS ... EOS); "
+            f"it visited {sorted(seen.values())} times the {len(seen)} sentences it saw"
+        )
+
+
+def test_every_epoch_has_a_new_order(setup, bilm, corpus, pretrain):
+    """Batch 1, 4 epochs of 6 sentences: the epochs do not all visit them in one order."""
+    _, recorder, _ = recorded_run(setup, bilm, corpus, pretrain, corpus.CORPUS[:6],
+                                  (1, 0.01, 4), seed=0)
+    orders = [tuple(step[0] for step in recorder.steps[6 * e: 6 * e + 6]) for e in range(4)]
+    assert len(set(orders)) > 1, (
+        "every epoch visited the sentences in the same order: shuffle them afresh for each "
+        "epoch, with a generator seeded once by `seed`"
     )
 
 
-def tiny_run(setup, bilm, corpus, pretrain, seed):
-    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
-    setup.set_seed(seed)
-    model = bilm.BiLM(len(word2idx), embedding_dim=8, hidden_dim=8)
-    history = pretrain.train_bilm(model, corpus.CORPUS[:6], word2idx, pretrain.Recipe(2, 0.01, 2),
-                                  seed=seed, device="cpu", log_every=0, progress=False)
-    return history, model.state_dict()
+def test_training_steps_run_in_training_mode_and_leave_it_so(setup, bilm, corpus, pretrain):
+    """A model handed over in eval mode trains in training mode and is left in it."""
+    model, recorder, _ = recorded_run(setup, bilm, corpus, pretrain, corpus.CORPUS[:2],
+                                      (2, 0.01, 2), seed=0)
+    assert recorder.modes and all(recorder.modes), (
+        f"the training steps ran with model.training = {recorder.modes}: call model.train() "
+        "before training"
+    )
+    assert model.training, "train_bilm should leave the model in training mode"
 
 
 def test_training_is_deterministic_given_the_seed(setup, bilm, corpus, pretrain):
-    first, second = (tiny_run(setup, bilm, corpus, pretrain, seed=5) for _ in range(2))
-    assert first[0] == second[0], "two runs with one seed gave different losses"
-    assert all(torch.equal(first[1][k], second[1][k]) for k in first[1]), "...and weights"
+    """Two runs with one seed from one initialisation give identical losses and weights."""
+    first, second = (train(setup, bilm, corpus, pretrain, corpus.CORPUS[:6], (2, 0.01, 2),
+                           init_seed=5, seed=5) for _ in range(2))
+    assert first[1] == second[1], (
+        f"two runs with one seed gave different losses: {first[1]} and {second[1]}"
+    )
+    assert same_weights(first[0], second[0]), "two runs with one seed gave different weights"
+
+
+def test_the_seed_alone_decides_the_order(setup, bilm, corpus, pretrain):
+    """One seed trains alike whatever the global generators drew before; other seeds differ."""
+    def run(seed, disturb):
+        word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+        setup.set_seed(0)
+        model = bilm.BiLM(len(word2idx), **SMALL)
+        for _ in range(disturb):  # draws that must not change what train_bilm does
+            random.random(), np.random.rand(), torch.rand(1)
+        return pretrain.train_bilm(model, corpus.CORPUS[:6], word2idx,
+                                   pretrain.Recipe(2, 0.01, 2), seed=seed, device="cpu",
+                                   log_every=0, progress=False)
+
+    assert run(1, 0) == run(1, 3), (
+        "the same seed trained differently after other random draws: shuffle with a "
+        "generator seeded by `seed` (or call set_seed(seed) first), not with the global "
+        "generators' current state"
+    )
+    histories = {tuple(run(seed, 0)) for seed in (1, 2, 3)}
+    assert len(histories) > 1, (
+        "seeds 1, 2 and 3 trained exactly alike: the seed should decide the shuffled order"
+    )
 
 
 def assert_two_adam_steps(pretrain, trained_model, by_hand, ids, lengths, why):
@@ -138,14 +268,15 @@ def test_each_step_is_one_adam_step_on_a_fresh_gradient(setup, bilm, corpus, pre
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     sentence = "turn right at the river"
     setup.set_seed(1)
-    model = bilm.BiLM(len(word2idx), embedding_dim=8, hidden_dim=8)
+    model = bilm.BiLM(len(word2idx), **SMALL)
     by_hand = copy.deepcopy(model)
     pretrain.train_bilm(model, [sentence, sentence], word2idx, pretrain.Recipe(1, 0.01, 1),
                         device="cpu", log_every=0, progress=False)
     ids, lengths = corpus.pad_batch([corpus.encode(sentence, word2idx, add_boundaries=True)])
     assert_two_adam_steps(pretrain, model, by_hand, ids, lengths, (
-        "differs from two Adam steps (lr 0.01) taken by hand; is zero_grad() called before "
-        "each backward(), with the recipe's learning rate?"))
+        "differs from two steps of one Adam optimizer (lr 0.01) taken by hand; is "
+        "zero_grad() called before each backward(), with the recipe's learning rate, and one "
+        "optimizer kept for the whole run?"))
 
 
 def test_a_padded_batch_trains_with_its_lengths(setup, bilm, corpus, pretrain):
@@ -154,7 +285,7 @@ def test_a_padded_batch_trains_with_its_lengths(setup, bilm, corpus, pretrain):
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     sentences = ["turn right at the river", "he wore a gold watch on his hand"]
     setup.set_seed(2)
-    model = bilm.BiLM(len(word2idx), embedding_dim=8, hidden_dim=8)
+    model = bilm.BiLM(len(word2idx), **SMALL)
     by_hand = copy.deepcopy(model)
     pretrain.train_bilm(model, sentences, word2idx, pretrain.Recipe(2, 0.01, 2),
                         device="cpu", log_every=0, progress=False)
@@ -166,58 +297,21 @@ def test_a_padded_batch_trains_with_its_lengths(setup, bilm, corpus, pretrain):
         "time?"))
 
 
-def test_loss_is_printed_every_10_epochs(setup, bilm, corpus, pretrain, capsys, monkeypatch):
-    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
-    model = bilm.BiLM(len(word2idx), embedding_dim=4, hidden_dim=4)
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # as in a terminal
-    history = pretrain.train_bilm(model, corpus.CORPUS[:2], word2idx,
-                                  pretrain.Recipe(2, 0.01, 20), device="cpu", progress=False)
-    printed = capsys.readouterr()
-    lines = [line for line in printed.out.splitlines() if "loss" in line]
-    assert len(lines) == 2 and "10" in lines[0] and "20" in lines[1], (
-        f"by default the loss is printed at epochs 10 and 20 of 20; printed: {lines}"
-    )
-    for line, epoch in zip(lines, (10, 20), strict=True):
-        shown = re.findall(r"\d+\.(\d+)", line)[-1]
-        value = float(re.findall(r"\d+\.\d+", line)[-1])
-        assert abs(value - history[epoch - 1]) <= 0.5 * 10 ** -len(shown) + 1e-9, (
-            f"the line of epoch {epoch} should show that epoch's loss, "
-            f"{history[epoch - 1]:.4f}: {line!r}"
-        )
-    assert not printed.err, f"progress=False should show no progress bar: {printed.err!r}"
-
-
-def test_a_progress_bar_by_default(setup, bilm, corpus, pretrain, capsys, monkeypatch):
-    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
-    model = bilm.BiLM(len(word2idx), embedding_dim=4, hidden_dim=4)
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # as in a terminal
-    pretrain.train_bilm(model, corpus.CORPUS[:2], word2idx, pretrain.Recipe(2, 0.01, 2),
-                        device="cpu", log_every=0)
-    assert capsys.readouterr().err, "by default train_bilm shows a progress bar on stderr"
-
-
 def test_the_device_argument_is_where_it_trains(setup, bilm, corpus, pretrain, monkeypatch):
+    """device="cpu" trains on the CPU even where CUDA would be the default."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # CUDA would be the default
-    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
-    model = bilm.BiLM(len(word2idx), embedding_dim=4, hidden_dim=4)
-    pretrain.train_bilm(model, corpus.CORPUS[:2], word2idx, pretrain.Recipe(2, 0.01, 1),
-                        device="cpu", log_every=0, progress=False)
-    assert next(model.parameters()).device == torch.device("cpu")
+    model, _ = train(setup, bilm, corpus, pretrain, corpus.CORPUS[:2], (2, 0.01, 1))
+    device = next(model.parameters()).device
+    assert device == torch.device("cpu"), (
+        f"train_bilm(..., device='cpu') left the model on {device}: pass the device argument "
+        "to get_device"
+    )
 
 
 def test_the_default_seed_is_0(setup, bilm, corpus, pretrain):
-    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
-    histories = []
-    for seed in ({}, {"seed": 0}):
-        setup.set_seed(0)
-        model = bilm.BiLM(len(word2idx), embedding_dim=8, hidden_dim=8)
-        histories.append(pretrain.train_bilm(model, corpus.CORPUS[:6], word2idx,
-                                             pretrain.Recipe(2, 0.01, 2), device="cpu",
-                                             log_every=0, progress=False, **seed))
-    assert histories[0] == histories[1], "train_bilm without a seed should train as seed=0"
-
-
-def test_empty_corpus_is_a_clear_error(bilm, corpus, pretrain):
-    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
-    with pytest.raises(ValueError, match="empty"):
-        pretrain.train_bilm(bilm.BiLM(len(word2idx)), [], word2idx, progress=False)
+    """train_bilm without a seed trains exactly as with seed=0."""
+    histories = [train(setup, bilm, corpus, pretrain, corpus.CORPUS[:6], (2, 0.01, 2),
+                       **seed)[1] for seed in ({}, {"seed": 0})]
+    assert histories[0] == histories[1], (
+        f"train_bilm without a seed should train as seed=0: {histories[0]} vs {histories[1]}"
+    )

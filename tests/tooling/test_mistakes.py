@@ -1,7 +1,9 @@
 """The mistakes catalogue: it applies to today's reference, it names real tests, and its
-runner tells a caught mistake from one that no test sees."""
+runner tells a caught mistake from one that no test sees, and a correct alternative that
+every test passes from one that a test rejects."""
 
 import ast
+import re
 import subprocess
 import sys
 import textwrap
@@ -11,6 +13,7 @@ import pytest
 
 from course.registry import ROOT, SECTIONS, find_section
 from tools.mistakes import (
+    Alternative,
     CatalogueError,
     Edit,
     Mistake,
@@ -19,6 +22,8 @@ from tools.mistakes import (
 )
 
 CATALOGUE = load_catalogue()
+MISTAKES = [m for m in CATALOGUE if isinstance(m, Mistake)]
+ALTERNATIVES = [m for m in CATALOGUE if isinstance(m, Alternative)]
 
 MODULE = '''\
 def loss(a, b):
@@ -40,10 +45,11 @@ def mistake(*edits: Edit) -> Mistake:
     return Mistake("m", "a mistake", "a concept", "test_x", edits, find_section(1))
 
 
-def test_the_catalogue_has_at_least_20_mistakes_in_every_section():
-    assert len(CATALOGUE) >= 20, f"the catalogue holds {len(CATALOGUE)} mistakes"
-    covered = {m.section for m in CATALOGUE}
-    assert covered == set(SECTIONS), f"no mistakes for {set(SECTIONS) - covered}"
+def test_the_catalogue_has_mistakes_and_alternatives_in_every_section():
+    assert len(MISTAKES) >= 100, f"the catalogue holds {len(MISTAKES)} mistakes"
+    for kind, entries in (("mistakes", MISTAKES), ("alternatives", ALTERNATIVES)):
+        covered = {m.section for m in entries}
+        assert covered == set(SECTIONS), f"no {kind} for {set(SECTIONS) - covered}"
 
 
 def test_every_mistake_applies_to_the_reference():
@@ -54,7 +60,7 @@ def test_every_mistake_applies_to_the_reference():
 
 
 def test_every_mistake_names_a_test_of_its_own_section():
-    for m in CATALOGUE:
+    for m in MISTAKES:
         path = ROOT / "tests" / "sections" / f"test_{m.section.module}.py"
         names = {node.name for node in ast.parse(path.read_text()).body
                  if isinstance(node, ast.FunctionDef)}
@@ -62,8 +68,10 @@ def test_every_mistake_names_a_test_of_its_own_section():
 
 
 def test_every_description_is_one_line():
-    for m in CATALOGUE:
+    for m in MISTAKES:
         assert "\n" not in m.mistake + m.concept and m.concept, m.id
+    for m in ALTERNATIVES:
+        assert "\n" not in m.variant and m.variant, m.id
 
 
 def test_catalogue_files_are_named_after_sections():
@@ -105,9 +113,10 @@ def test_an_edit_that_does_not_apply_is_an_error(edit, problem):
 
 def test_the_runner_reports_a_mistake_that_no_test_catches(tmp_path):
     """Two mistakes of section 2: one its test catches, and one that changes nothing the
-    test can see (an equivalent rewrite), which must count as not caught."""
+    test can see (an equivalent rewrite), which must count as not caught; two alternatives:
+    a correct one, and one that a test rejects, which must count as failing."""
     (tmp_path / "s2_corpus.py").write_text(textwrap.dedent('''
-        from tools.mistakes import Edit, Mistake
+        from tools.mistakes import Alternative, Edit, Mistake
 
         TEST = "test_special_tokens_have_fixed_indices"
         NUMBERING = "[*SPECIAL_TOKENS, *words]"
@@ -117,14 +126,22 @@ def test_the_runner_reports_a_mistake_that_no_test_catches(tmp_path):
             Mistake("same-thing", "an equivalent rewrite", "nothing", TEST,
                     [Edit("build_vocab", NUMBERING, "[*SPECIAL_TOKENS] + words")]),
         ]
+        ALTERNATIVES = [
+            Alternative("concatenated", "a list concatenation",
+                        [Edit("build_vocab", NUMBERING, "[*SPECIAL_TOKENS] + words")]),
+            Alternative("not-an-alternative", "specials last",
+                        [Edit("build_vocab", NUMBERING, "[*words, *SPECIAL_TOKENS]")]),
+        ]
     '''))
     run = subprocess.run([sys.executable, "-m", "tools.mistakes", "--catalogue", str(tmp_path)],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     lines = run.stdout.strip().splitlines()
     assert run.returncode == 1, run.stdout + run.stderr
-    assert lines[-1] == "1 of 2 mistakes caught", run.stdout
+    assert lines[-1] == "1 of 2 mistakes caught, 1 of 2 correct alternatives pass", run.stdout
     assert "caught by test_special_tokens_have_fixed_indices" in run.stdout
     assert "NOT CAUGHT: test_special_tokens_have_fixed_indices did not fail" in run.stdout
+    assert "passes all" in run.stdout
+    assert re.search(r"REJECTED: \d+ test\(s\) fail it, e\.g\. test_", run.stdout), run.stdout
 
 
 def test_a_catalogue_file_named_after_no_section_is_an_error(tmp_path):

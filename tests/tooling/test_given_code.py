@@ -1,0 +1,298 @@
+"""The given code of the sections, outside the learner's blocks: the clear errors for bad
+input, the progress bar and the printed log of training. It is the course's, so it is
+tested here, on the reference, and carries no learner points."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+from course.pretrained import pretrained
+from tools import reference
+
+REFERENCE = reference()
+setup, corpus, bilm, pretrain = REFERENCE.setup, REFERENCE.corpus, REFERENCE.bilm, REFERENCE.pretrain
+extract, context, layer_weights = REFERENCE.extract, REFERENCE.context, REFERENCE.layer_weights
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return pretrained(REFERENCE.package)
+
+
+# --- section 1 --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad, error, found", [
+    pytest.param("3", TypeError, "str '3'", id="str"),
+    pytest.param(2.5, TypeError, "float 2.5", id="float"),
+    pytest.param(True, TypeError, "bool True", id="bool"),
+    pytest.param(-1, ValueError, "-1", id="negative"),
+    pytest.param(2**32, ValueError, str(2**32), id="2**32"),
+])
+def test_a_bad_seed_is_a_clear_error(bad, error, found):
+    with pytest.raises(error, match="seed") as err:
+        setup.set_seed(bad)
+    assert found in str(err.value), f"the message should say what it got ({found}): {err.value}"
+
+
+def test_a_bad_device_is_a_clear_error_naming_where_it_came_from(monkeypatch):
+    monkeypatch.delenv(setup.DEVICE_ENV_VAR, raising=False)
+    with pytest.raises(ValueError, match="gpu") as err:
+        setup.get_device("gpu")
+    assert "preferred" in str(err.value), f"the message should name the argument: {err.value}"
+    monkeypatch.setenv(setup.DEVICE_ENV_VAR, "tpu")
+    with pytest.raises(ValueError, match="tpu") as err:
+        setup.get_device()
+    assert setup.DEVICE_ENV_VAR in str(err.value), f"the message should name it: {err.value}"
+    assert setup.get_device("cpu") == torch.device("cpu"), (
+        "a bad $ELMO_DEVICE is no error when the argument decides")
+
+
+def test_cuda_requested_without_cuda_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="CUDA"):
+        setup.get_device("cuda")
+    assert setup.get_device("cpu") == torch.device("cpu"), "the CPU needs no CUDA"
+
+
+# --- section 2 --------------------------------------------------------------------------
+
+def test_tokenize_rejects_what_is_not_text():
+    with pytest.raises(TypeError, match="int"):
+        corpus.tokenize(5)
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    pytest.param([], ValueError, "empty", id="empty list"),
+    pytest.param((), ValueError, "empty", id="empty tuple"),
+    pytest.param("turn right at the river", TypeError, "single str", id="one string"),
+    pytest.param(["...", "  "], ValueError, "no words", id="no words"),
+])
+def test_a_corpus_without_words_is_a_clear_error(bad, error, match):
+    with pytest.raises(error, match=match):
+        corpus.build_vocab(bad)
+
+
+def test_a_corpus_may_be_any_iterable():
+    sentences = ["turn right", "the river bank"]
+    assert corpus.build_vocab(s for s in sentences) == corpus.build_vocab(sentences)
+
+
+@pytest.mark.parametrize("sentence", [pytest.param("", id="empty"),
+                                      pytest.param("?!", id="punctuation only"),
+                                      pytest.param([], id="no words")])
+def test_a_sentence_without_words_is_a_clear_error(sentence):
+    word2idx, _ = corpus.build_vocab(["turn right"])
+    with pytest.raises(ValueError, match="empty sentence"):
+        corpus.encode(sentence, word2idx)
+
+
+def test_decode_takes_a_tensor_of_ids_and_names_an_unknown_index():
+    word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
+    ids = corpus.encode("turn right at the river", word2idx)
+    assert corpus.decode(torch.tensor(ids), idx2word) == corpus.decode(ids, idx2word)
+    with pytest.raises(ValueError, match=str(len(idx2word))):
+        corpus.decode([4, len(idx2word)], idx2word)
+
+
+def test_pad_batch_rejects_nothing_to_pad():
+    with pytest.raises(ValueError, match="at least one"):
+        corpus.pad_batch([])
+    with pytest.raises(ValueError, match=r"positions \[1\]"):
+        corpus.pad_batch([[4], []])
+
+
+# --- section 3 --------------------------------------------------------------------------
+
+VOCAB = 30
+
+
+@pytest.fixture(scope="module")
+def model():
+    setup.set_seed(0)
+    return bilm.BiLM(VOCAB).eval()
+
+
+@pytest.mark.parametrize("ids, error, match", [
+    pytest.param(torch.zeros(3, 1), TypeError, "integer", id="float ids"),
+    pytest.param(torch.zeros(3, dtype=torch.long), ValueError,
+                 r"\(seq_len, batch\).*unsqueeze\(1\)", id="1-D"),
+    pytest.param(torch.zeros(3, 1, 1, dtype=torch.long), ValueError, r"\(seq_len, batch\)",
+                 id="3-D"),
+    pytest.param(torch.zeros(0, 1, dtype=torch.long), ValueError, r"empty batch of shape \(0, 1\)",
+                 id="empty"),
+    pytest.param(torch.tensor([[4], [VOCAB]]), ValueError, rf"\[0, {VOCAB}\)", id="too large"),
+    pytest.param(torch.tensor([[-1], [4]]), ValueError, rf"\[0, {VOCAB}\)", id="negative"),
+    pytest.param([[4], [5]], TypeError, "Tensor, got list", id="a list"),
+])
+def test_bad_ids_are_clear_errors(model, ids, error, match):
+    with pytest.raises(error, match=match):
+        model(ids)
+
+
+@pytest.mark.parametrize("lengths, match", [
+    pytest.param(torch.tensor([3]), r"shape \(2,\)", id="one length for two"),
+    pytest.param(torch.tensor([3, 4]), r"\[1, 3\]", id="too long"),
+    pytest.param(torch.tensor([0, 2]), r"\[1, 3\]", id="zero"),
+])
+def test_lengths_that_do_not_match_the_batch_are_clear_errors(model, lengths, match):
+    with pytest.raises(ValueError, match=match):
+        model(torch.full((3, 2), 5), lengths)
+
+
+def test_lengths_may_be_a_list(model):
+    ids = torch.full((3, 2), 5)
+    assert torch.equal(model(ids, [3, 2]).layers, model(ids, torch.tensor([3, 2])).layers)
+
+
+@pytest.mark.parametrize("sizes, name", [
+    pytest.param(dict(vocab_size=0), "vocab_size", id="vocab_size=0"),
+    pytest.param(dict(vocab_size=10, embedding_dim=0), "embedding_dim", id="embedding_dim=0"),
+    pytest.param(dict(vocab_size=10, hidden_dim=-4), "hidden_dim", id="hidden_dim=-4"),
+    pytest.param(dict(vocab_size=10, num_layers=0), "num_layers", id="num_layers=0"),
+    pytest.param(dict(vocab_size=10, padding_idx=10), "padding_idx", id="padding_idx=10"),
+])
+def test_bad_sizes_are_clear_errors(sizes, name):
+    with pytest.raises(ValueError, match=name):
+        bilm.BiLM(**sizes)
+
+
+# --- section 4 --------------------------------------------------------------------------
+
+def test_training_an_empty_corpus_is_a_clear_error():
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    with pytest.raises(ValueError, match="empty"):
+        pretrain.train_bilm(bilm.BiLM(len(word2idx)), [], word2idx, progress=False)
+
+
+def tiny_training(capsys, monkeypatch, **options):
+    """Train a tiny biLM for 20 epochs, as in a terminal: (history, stdout, stderr)."""
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    model = bilm.BiLM(len(word2idx), embedding_dim=4, hidden_dim=4)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    history = pretrain.train_bilm(model, corpus.CORPUS[:2], word2idx,
+                                  pretrain.Recipe(2, 0.01, 20), device="cpu", **options)
+    printed = capsys.readouterr()
+    return history, printed.out, printed.err
+
+
+def test_the_loss_is_printed_every_10_epochs(capsys, monkeypatch):
+    history, out, err = tiny_training(capsys, monkeypatch, progress=False)
+    lines = [line for line in out.splitlines() if "loss" in line]
+    assert lines == [f"epoch  10  loss {history[9]:.4f}", f"epoch  20  loss {history[19]:.4f}"], (
+        f"by default the loss is printed at epochs 10 and 20 of 20, at 4 decimals: {lines}")
+    assert not err, f"progress=False should show no progress bar: {err!r}"
+
+
+def test_a_progress_bar_by_default_and_nothing_printed_without_a_log(capsys, monkeypatch):
+    _, out, err = tiny_training(capsys, monkeypatch, log_every=0)
+    assert "pre-training" in err and "loss=" in err, f"a progress bar on stderr: {err!r}"
+    assert not out, f"log_every=0 prints nothing: {out!r}"
+
+
+# --- section 5 --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sentences, error, match", [
+    pytest.param("", ValueError, "empty", id="empty text"),
+    pytest.param([], ValueError, "no sentences", id="no sentences"),
+    pytest.param([[4, 5], []], ValueError, "sentence 1 is empty", id="an empty sentence"),
+    pytest.param([[4.0, 5.0]], TypeError, "ints", id="float ids"),
+    pytest.param([[True, False]], TypeError, "ints", id="bool ids"),
+    pytest.param(torch.tensor([1.0, 2.0]), TypeError, "integer", id="float tensor"),
+    pytest.param(torch.tensor([[4, 5]]), ValueError, "1-D", id="2-D tensor"),
+    pytest.param([4, 10_000], ValueError, "must lie in", id="id out of range"),
+])
+def test_bad_sentences_are_clear_errors(trained, sentences, error, match):
+    with pytest.raises(error, match=match):
+        extract.get_elmo_embeddings(trained.model, sentences, trained.word2idx)
+
+
+def test_text_without_a_vocabulary_is_a_clear_error(trained):
+    with pytest.raises(ValueError, match="word2idx"):
+        extract.get_elmo_embeddings(trained.model, "turn right")
+
+
+def test_one_sentence_may_be_text_ids_or_a_tensor_and_unknown_words_are_unk(trained):
+    text = "she put her money in the bank"
+    ids = corpus.encode(text, trained.word2idx)
+    from_text = extract.get_elmo_embeddings(trained.model, text, trained.word2idx)
+    assert torch.equal(extract.get_elmo_embeddings(trained.model, ids), from_text)
+    assert torch.equal(extract.get_elmo_embeddings(trained.model, torch.tensor(ids)), from_text)
+    one = extract.get_elmo_embeddings(trained.model, [ids[0]])
+    assert isinstance(one, torch.Tensor) and one.shape == (3, 1, 512), "a list of one id"
+    unknown = extract.get_elmo_embeddings(trained.model, "the qzxj bank", trained.word2idx)
+    unk = extract.get_elmo_embeddings(
+        trained.model, [trained.word2idx["the"], corpus.UNK, trained.word2idx["bank"]])
+    assert torch.equal(unknown, unk), "an unknown word is embedded as <unk>"
+
+
+# --- section 6 --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("a, b", [
+    pytest.param(torch.ones(3), torch.ones(4), id="(3,) and (4,)"),
+    pytest.param(torch.ones(2, 3), torch.ones(3), id="(2, 3) and (3,)"),
+    pytest.param(torch.ones(2, 3), torch.ones(3, 3), id="(2, 3) and (3, 3)"),
+])
+def test_cosines_of_mismatched_shapes_are_a_clear_error(a, b):
+    with pytest.raises(ValueError, match=r"shape") as err:
+        context.cosine_sim(a, b)
+    assert str(tuple(a.shape)) in str(err.value) and str(tuple(b.shape)) in str(err.value), (
+        f"the message should name both shapes: {err.value}")
+
+
+def test_cosines_of_non_vectors_are_a_clear_error():
+    with pytest.raises(ValueError, match="D >= 1"):
+        context.cosine_sim(torch.tensor(1.0), torch.tensor(2.0))
+    with pytest.raises(ValueError, match=r"D >= 1.*\(0,\)"):
+        context.cosine_sim(torch.ones(0), torch.ones(0))
+    with pytest.raises(TypeError, match="tensors, got list for a$"):
+        context.cosine_sim([1.0, 0.0], torch.ones(2))
+    with pytest.raises(TypeError, match="tensors, got list for b$"):
+        context.cosine_sim(torch.ones(2), [0.0, 1.0])
+
+
+@pytest.mark.parametrize("labels, match", [
+    pytest.param([], "none", id="no labels"),
+    pytest.param([("the river was green", "bank", "river"), ("the bank", "bank", "finance")],
+                 "bank", id="target not in its sentence"),
+    pytest.param([("turn right at the river", "right", "direction"),
+                  ("she put her money in the bank", "bank", "finance")],
+                 "no target word in two sentences", id="no shared target"),
+])
+def test_labels_with_nothing_to_compare_are_a_clear_error(trained, labels, match):
+    with pytest.raises(ValueError, match=match):
+        context.compare_contexts(trained.model, trained.word2idx, labels)
+
+
+# --- section 7 --------------------------------------------------------------------------
+
+def test_a_bad_mix_is_a_clear_error():
+    with pytest.raises(ValueError, match="initial_scalar_parameters"):
+        layer_weights.ScalarMix(3, initial_scalar_parameters=[0.0, 1.0])
+    with pytest.raises(ValueError, match="mixture_size"):
+        layer_weights.ScalarMix(0)
+
+
+@pytest.mark.parametrize("given", [2, 4], ids=lambda n: f"{n} layers for 3")
+def test_the_wrong_number_of_layers_is_a_clear_error(given):
+    with pytest.raises(ValueError, match="3") as err:
+        layer_weights.ScalarMix(3)([torch.zeros(2, 5)] * given)
+    assert str(given) in str(err.value), f"name what was given: {err.value}"
+
+
+def test_layers_of_different_shapes_are_a_clear_error():
+    with pytest.raises(ValueError, match="shape"):
+        layer_weights.ScalarMix(2)([torch.zeros(2, 5), torch.zeros(3, 5)])
+
+
+def test_a_mask_of_the_wrong_shape_or_masking_everything_is_a_clear_error():
+    mix = layer_weights.ScalarMix(2, do_layer_norm=True)
+    with pytest.raises(ValueError, match=r"\(3, 4\).*\(3, 5\)"):
+        mix(torch.randn(2, 3, 4, 6), torch.ones(3, 5, dtype=torch.bool))
+    with pytest.raises(ValueError, match="at least one unmasked position"):
+        mix(torch.randn(2, 3, 4), torch.zeros(3, dtype=torch.bool))
+    plain = layer_weights.ScalarMix(2)
+    assert plain(torch.ones(2, 3, 4), torch.ones(5, dtype=torch.bool)).shape == (3, 4), (
+        "without layer normalisation the mask is not used, so not checked either")
