@@ -48,6 +48,8 @@ __all__ = [
     "bilm_loss",
     "corpus_loss",
     "entropy_floor",
+    "predictions_table",
+    "top_predictions",
     "train_bilm",
 ]
 
@@ -152,6 +154,46 @@ def _continuations(sentences: list[list[str]], step: int):
         ordered = words[::step]
         for t in range(1, len(ordered)):
             yield tuple(ordered[:t]), ordered[t]
+
+
+@torch.no_grad()
+def top_predictions(
+    model: BiLM, sentence: str, word2idx: dict[str, int], idx2word: dict[int, str], k: int = 5
+) -> list[tuple[str, list[tuple[str, float]], list[tuple[str, float]]]]:
+    """What each direction expects around every word of `sentence`, in eval mode.
+
+    Returns:
+        one (word, after, before) per word: `after`, the forward LM's `k` most likely next
+        tokens once it has read up to the word; `before`, the backward LM's `k` most likely
+        previous tokens once it has read back to it; each a list of (token, probability).
+        The model's mode is kept.
+    """
+    ids = torch.tensor(encode(sentence, word2idx, add_boundaries=True)).unsqueeze(1)  # (T, 1)
+    was_training = model.training
+    model.eval()
+    try:
+        output = model(ids.to(next(model.parameters()).device))
+    finally:
+        model.train(was_training)
+
+    def best(logits: torch.Tensor) -> list[tuple[str, float]]:
+        top = logits.softmax(-1).topk(k)
+        return [(idx2word[int(i)], float(p)) for p, i in zip(top.values, top.indices,
+                                                            strict=True)]
+
+    words = tokenize(sentence)
+    return [(word, best(output.forward_logits[t, 0]), best(output.backward_logits[t, 0]))
+            for t, word in enumerate(words, start=1)]
+
+
+def predictions_table(predictions: list[tuple[str, list, list]]) -> str:
+    """`top_predictions` as aligned text: one line per word, the previous-token guesses to
+    its left and the next-token guesses to its right."""
+    def cell(guesses):
+        return ", ".join(f"{token} {p:.2f}" for token, p in guesses)
+
+    return "\n".join(f"{cell(before):>52} <- {word:^9} -> {cell(after)}"
+                     for word, after, before in predictions)
 
 
 def train_bilm(

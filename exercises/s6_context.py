@@ -495,36 +495,3 @@ def plot_sense_pca(
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, dpi=120)
     return figure
-
-
-def _grouped_rows(comparison: ContextComparison) -> tuple[list[int], list[str]]:
-    """Pair indices ordered word by word, same sense first; and one label per group."""
-    order, labels = [], []
-    for word in comparison.words:
-        for same in (True, False):
-            group = [i for i, pair in enumerate(comparison.pairs)
-                     if pair.word == word and pair.same_sense == same]
-            order += group
-            labels += [f"{word}: {'same' if same else 'different'} sense"] * len(group)
-    return order, labels
-
-
-def plot_context_comparison(
-    comparison: ContextComparison, path: str | Path | None = None
-) -> Figure:
-    """Draw a `ContextComparison`: every pair per layer, and the two sense groups per layer.
-
-    Left, a heatmap: one row per sentence pair (grouped by word, same sense first), one
-    column per layer. Right, a bar chart: the mean similarity of same-sense and of
-    different-sense pairs at each layer, with one standard deviation over pairs.
-
-    Args:
-        comparison: the result of `compare_contexts`.
-        path: where to save the figure (any format matplotlib knows from the suffix; folders
-            are created); None to only return it.
-
-    Returns:
-        the `matplotlib.figure.Figure`. It is built without pyplot, so it needs no display
-        and is never kept open by a global figure manager.
-    """
-    raise NotImplementedError("section 6 (context): plot_context_comparison is not implemented yet")
