@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
 from pathlib import Path
 from unittest import mock
@@ -42,6 +41,7 @@ from matplotlib.figure import Figure
 
 from course.registry import BUILD_DIR
 from tools import reference, results
+from tools.bench.run import machine
 
 _reference = reference()
 corpus, pretraining, context, layer_weights = (
@@ -171,8 +171,7 @@ def main(argv: list[str] | None = None) -> dict:
     floors = {"corpus": pretraining.entropy_floor(corpus.CORPUS),
               "phrases": pretraining.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)}
     found = {"run": {"command": f"python -m tools.demo --seeds {args.seeds}",
-                     "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
-                     "versions": f"Python {platform.python_version()}, torch {torch.__version__}"},
+                     **machine(), "threads": args.threads},
              "seeds": seeds, "floors": floors,
              "context": [], "probes": [], "nearest": [], "pretraining": []}
 

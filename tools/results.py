@@ -9,7 +9,8 @@ tables of the README and docs/analysis.md, generated from them so that they alwa
 
 A table lives in its Markdown file between `<!-- table: NAME -->` and `<!-- /table -->`;
 `write` replaces what is between, `check` compares it. The results (`tools.demo` writes
-them) hold, beside what the run was (`run`: command, machine, versions) and `seeds`:
+them) hold, beside what the run was (`run`: command, machine, versions, commit, threads)
+and `seeds`:
 
     context      {seed, split, word, layer, same, different, baseline}: the mean cosine of
                  the word's same-sense and different-sense pairs (word "all": every pair),
@@ -184,7 +185,8 @@ def _seeds(results: dict) -> str:
 def table_run(results: dict) -> str:
     run = results["run"]
     return _rows(["", ""], [["command", f"`{run['command']}`"], ["seeds", _seeds(results)],
-                            ["machine", run["machine"]], ["versions", run["versions"]]])
+                            ["machine", f"{run['machine']}; {run['threads']} torch thread(s)"],
+                            ["versions", run["versions"]], ["commit", run["commit"]]])
 
 
 def table_pretraining(results: dict) -> str:

@@ -6,26 +6,46 @@ from tools import reference
 
 corpus = reference().corpus
 
-POLYSEMOUS = ("bank", "play", "right")
+POLYSEMOUS = ("bank", "play", "right", "watch")
 
 
-def test_corpus_has_at_least_30_sentences():
-    assert len(corpus.CORPUS) >= 30, f"expected at least 30 sentences, found {len(corpus.CORPUS)}"
+def test_every_sense_has_four_openings_and_four_endings_of_its_own():
+    assert {word for word, _ in corpus.SENSE_PHRASES} == set(POLYSEMOUS)
+    assert Counter(word for word, _ in corpus.SENSE_PHRASES) == dict.fromkeys(POLYSEMOUS, 2)
+    phrases = [p for openings, endings in corpus.SENSE_PHRASES.values()
+               for p in (*openings, *endings)]
+    assert len(phrases) == len(set(phrases)), "a phrase belongs to one sense only"
+    for (word, sense), (openings, endings) in corpus.SENSE_PHRASES.items():
+        assert len(openings) == len(endings) == 4, f"{word}: {sense}"
+        assert all(word not in corpus.tokenize(p) for p in (*openings, *endings)), (
+            f"{word}: {sense}: the target word occurs once, between opening and ending")
+
+
+def test_opening_k_with_ending_k_is_held_out_and_every_other_pair_trains():
+    assert len(corpus.CORPUS) == 96 and len(corpus.HELDOUT) == 32
+    assert not set(corpus.CORPUS) & set(corpus.HELDOUT)
+    assert corpus.CORPUS == tuple(s for s, _, _ in corpus.SENSE_LABELS)
+    assert corpus.HELDOUT == tuple(s for s, _, _ in corpus.HELDOUT_LABELS)
+    for sentence, word, sense in corpus.SENSE_LABELS + corpus.HELDOUT_LABELS:
+        k, j = corpus.PHRASES_OF[sentence]
+        openings, endings = corpus.SENSE_PHRASES[word, sense]
+        assert sentence == f"{openings[k]} {word} {endings[j]}"
+        assert (k == j) == (sentence in corpus.HELDOUT)
+
+
+def test_training_sees_every_word_and_every_phrase_of_the_held_out_sentences():
+    trained = {w for s in corpus.CORPUS for w in corpus.tokenize(s)}
+    held_out = {w for s in corpus.HELDOUT for w in corpus.tokenize(s)}
+    assert held_out <= trained, f"words only held out: {sorted(held_out - trained)}"
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    assert len(word2idx) == len(trained) + len(corpus.SPECIAL_TOKENS)
+    for sentence, word, sense in corpus.HELDOUT_LABELS:
+        k, j = corpus.PHRASES_OF[sentence]
+        openings, endings = corpus.SENSE_PHRASES[word, sense]
+        assert any(s.startswith(f"{openings[k]} {word} ") for s in corpus.CORPUS), sentence
+        assert any(s.endswith(f" {word} {endings[j]}") for s in corpus.CORPUS), sentence
 
 
 def test_sense_labels_name_a_word_of_their_sentence():
-    for sentence, word, sense in corpus.SENSE_LABELS:
-        assert word in corpus.tokenize(sentence), f"{word!r} ({sense}) is not in {sentence!r}"
-        assert sentence in corpus.CORPUS, f"labelled sentence {sentence!r} is not in CORPUS"
-
-
-def test_polysemous_words_have_two_senses_three_sentences_each():
-    senses = Counter((word, sense) for _, word, sense in corpus.SENSE_LABELS)
-    words = {word for word, _ in senses}
-    assert set(POLYSEMOUS) <= words and len(words) >= 4, (
-        f"expected bank, play, right and at least one more polysemous word, found {sorted(words)}"
-    )
-    for word in words:
-        counts = {sense: n for (w, sense), n in senses.items() if w == word}
-        assert len(counts) >= 2, f"{word!r} has only the sense(s) {sorted(counts)}"
-        assert min(counts.values()) >= 3, f"{word!r} needs 3 sentences per sense, has {counts}"
+    for sentence, word, sense in corpus.SENSE_LABELS + corpus.HELDOUT_LABELS:
+        assert corpus.tokenize(sentence).count(word) == 1, f"{word!r} ({sense}) in {sentence!r}"

@@ -1,0 +1,70 @@
+"""What the corpus and the recipe are for (given data and the reference's experiment, not
+learner code): on the reference biLM of seed 0, what held on every seed measured
+(docs/results.json, seeds 0-9)."""
+
+import math
+
+import pytest
+import torch
+
+from course.pretrained import pretrained
+from tools import reference
+
+REFERENCE = reference()
+corpus, pretrain, context = REFERENCE.corpus, REFERENCE.pretrain, REFERENCE.context
+SPLITS = {"training": corpus.SENSE_LABELS, "held-out": corpus.HELDOUT_LABELS}
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return pretrained(REFERENCE.package)
+
+
+@pytest.fixture(scope="module")
+def comparisons(trained):
+    return {name: context.compare_contexts(trained.model, trained.word2idx, labels)
+            for name, labels in SPLITS.items()}
+
+
+def gaps(comparison, word=None):
+    return comparison.select(True, word).mean(0) - comparison.select(False, word).mean(0)
+
+
+def test_the_entropy_floor_of_a_corpus_worked_by_hand():
+    # forward: after "<s> a", b or c (ln 2 each), every other step certain; backward alike;
+    # each direction's mean is over 3 targets per sentence
+    assert pretrain.entropy_floor(["a b", "a c"]) == pytest.approx(2 * math.log(2) / 3)
+    assert pretrain.entropy_floor(["a b", "a c"], ["a b"]) == pytest.approx(2 * math.log(2) / 3)
+    assert pretrain.entropy_floor(["a b"], ["a c"]) == math.inf
+
+
+def test_the_biLM_learns_the_phrases_not_the_sentences(trained):
+    by_heart = pretrain.entropy_floor(corpus.CORPUS)
+    phrases = pretrain.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)
+    held_out = pretrain.corpus_loss(trained.model, corpus.HELDOUT, trained.word2idx)
+    assert by_heart < phrases < trained.history[-1] < held_out < phrases + 0.5, (
+        by_heart, phrases, trained.history[-1], held_out)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_every_word_tells_its_senses_apart_at_layers_1_and_2(comparisons, split):
+    comparison = comparisons[split]
+    for word in comparison.words:
+        gap = gaps(comparison, word)
+        assert abs(float(gap[0])) < 1e-5 and (gap[1:] >= 0.1).all(), f"{word}: {gap.tolist()}"
+    pooled = gaps(comparison)
+    assert pooled[2] > pooled[1], f"pooled gap per layer {pooled.tolist()}"
+
+
+def test_different_senses_stay_above_two_different_words(trained, comparisons):
+    baseline = context.anisotropy_baseline(trained.model, trained.word2idx)
+    different = comparisons["training"].select(False).mean(0)
+    assert (different[1:] > baseline[1:] + 0.3).all(), (different.tolist(), baseline.tolist())
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_nearest_occurrence_has_the_sense_from_layer_1_on(trained, split):
+    found = context.nearest_sense_accuracy(trained.model, trained.word2idx, SPLITS[split])
+    for word, reading in found.items():
+        assert float(reading.accuracy[0]) == pytest.approx(reading.chance), word
+        assert torch.equal(reading.accuracy[1:], torch.ones(2)), (word, reading)

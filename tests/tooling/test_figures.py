@@ -1,0 +1,104 @@
+"""The given pictures of sections 6 and 7 (not learner code): each draws what it says, from
+the numbers it is given, without pyplot, and saves where it is told."""
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from course.pretrained import pretrained
+from tools import reference
+
+REFERENCE = reference()
+corpus, context, layer_weights = REFERENCE.corpus, REFERENCE.context, REFERENCE.layer_weights
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return pretrained(REFERENCE.package)
+
+
+@pytest.fixture(scope="module")
+def comparison(trained):
+    return context.compare_contexts(trained.model, trained.word2idx)
+
+
+@pytest.fixture(scope="module")
+def baseline(trained):
+    return context.anisotropy_baseline(trained.model, trained.word2idx)
+
+
+def bar_heights(ax) -> list[float]:
+    return [round(p.get_height(), 5) for p in ax.patches]
+
+
+def test_context_comparison_draws_each_words_gap_and_the_pooled_groups(comparison, baseline,
+                                                                       tmp_path):
+    path = tmp_path / "new folder" / "context.png"
+    figure = context.plot_context_comparison(comparison, baseline, path)
+    assert isinstance(figure, Figure) and path.read_bytes()[:8] == PNG
+    gap_ax, pooled_ax = figure.axes
+    expected = [round(float(comparison.select(True, w).mean(0)[k]
+                            - comparison.select(False, w).mean(0)[k]), 5)
+                for w in comparison.words for k in range(3)]
+    assert bar_heights(gap_ax) == expected
+    pooled = [round(float(v), 5) for same in (True, False)
+              for v in comparison.select(same).mean(0)]
+    assert bar_heights(pooled_ax) == pooled
+    (lines,) = [c for c in pooled_ax.collections if "anisotropy" in c.get_label()]
+    levels = np.array(lines.get_segments())[:, 0, 1]
+    assert np.allclose(sorted(levels), sorted(baseline.tolist())), "one baseline per layer"
+    legend = " ".join(t.get_text() for t in pooled_ax.get_legend().get_texts())
+    assert f"({len(comparison.select(True))} pairs)" in legend and "anisotropy" in legend
+
+
+def test_halves_draw_one_panel_per_direction(trained, baseline):
+    halves = context.compare_halves(trained.model, trained.word2idx)
+    figure = context.plot_halves(halves, baseline)
+    assert [ax.get_title() for ax in figure.axes] == ["forward half of each layer",
+                                                      "backward half of each layer"]
+    for ax, half in zip(figure.axes, halves.values(), strict=True):
+        assert bar_heights(ax) == [round(float(v), 5) for same in (True, False)
+                                   for v in half.select(same).mean(0)]
+
+
+def test_the_halves_are_the_two_halves_of_each_layer(trained):
+    labels = corpus.SENSE_LABELS[:2]
+    halves = context.compare_halves(trained.model, trained.word2idx, labels)
+    first, second = REFERENCE.extract.get_elmo_embeddings(
+        trained.model, [s for s, _, _ in labels], trained.word2idx)
+    k, j = (corpus.tokenize(s).index(w) for s, w, _ in labels)
+    for direction, part in (("forward", slice(0, 256)), ("backward", slice(256, None))):
+        expected = torch.nn.functional.cosine_similarity(first[:, k, part], second[:, j, part],
+                                                         dim=-1)
+        assert torch.allclose(halves[direction].similarity[0], expected, atol=1e-5), direction
+
+
+def test_sense_pca_draws_every_occurrence_per_layer(trained, tmp_path):
+    path = tmp_path / "pca.png"
+    figure = context.plot_sense_pca(trained.model, trained.word2idx, "bank", path=path)
+    assert path.read_bytes()[:8] == PNG and len(figure.axes) == 3
+    layer0, *lstm = figure.axes
+    assert sum(len(c.get_offsets()) for c in layer0.collections) == 1, "layer 0 is one point"
+    occurrences = sum(w == "bank" for _, w, _ in corpus.SENSE_LABELS + corpus.HELDOUT_LABELS)
+    for ax in lstm:
+        assert sum(len(c.get_offsets()) for c in ax.collections) == occurrences
+        assert len(ax.texts) == occurrences, "every point named by its opening and ending"
+
+
+def test_layer_weights_draw_means_chance_and_n(trained, tmp_path):
+    task = layer_weights.sense_task(trained.model, trained.word2idx)
+    results = [[layer_weights.evaluate_task(task, seed=s, epochs=5)] for s in (0, 1)]
+    path = tmp_path / "weights.png"
+    figure = layer_weights.plot_layer_weights(results, path)
+    assert path.read_bytes()[:8] == PNG
+    weight_ax, probe_ax = figure.axes
+    expected = torch.stack([seed[0].weights for seed in results]).mean(0).tolist()
+    assert np.allclose([p.get_height() for p in weight_ax.patches], expected, atol=1e-6)
+    expected = torch.stack([seed[0].layer_accuracy for seed in results]).mean(0).tolist()
+    assert np.allclose([p.get_height() for p in probe_ax.patches], expected, atol=1e-6)
+    chance = [line.get_ydata()[0] for line in probe_ax.lines if "chance" in line.get_label()]
+    assert chance == [0.5], "one chance line for the one task"
+    legend = " ".join(t.get_text() for t in probe_ax.get_legend().get_texts())
+    assert f"n = {len(task.labels)}" in legend and "chance 0.50" in legend
