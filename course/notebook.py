@@ -1,15 +1,17 @@
 """What the companion notebooks call, and `make run-notebooks`, which runs them headless.
 
     sections = load_sections(IMPL, "pretrain")   # every section, as section 4's tests see them
-    sections.pretrain.train_bilm(...)            # IMPL's section 4
+    sections.pretrain.train_bilm(...)            # IMPL's section 4, as its file is now
     sections.corpus.CORPUS                       # the reference's section 2, where there is one
+    trained = pretrained_bilm(sections)          # the biLM that sections 1-4 pre-train
     run_checks(IMPL, "pretrain")                 # section 4's tests, as `make test SECTION=4`
 
     python -m course.notebook run [--impl exercises] [NOTEBOOK...]
 
 A notebook takes its section from `IMPL` and the others from the reference (where there is
-one), as the tests do. Running a cell again after editing a module picks up the edit: the
-harness loads changed files afresh.
+one), as the tests do. The modules follow their files: after an edit to a section's file,
+running a cell again runs the edited code (the harness loads a changed file afresh), with
+no restart and no re-run of the cells above.
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 import nbformat
+import torch
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from traitlets.config import Config
 
 from .harness import Harness, Sections
+from .pretrained import pretrained
 from .registry import (
     EXERCISES_DIR,
     NOTEBOOKS_DIR,
@@ -67,10 +72,65 @@ def section_of(notebook: str) -> Section | None:
 # --- called from the notebooks -------------------------------------------------------------
 
 
-def load_sections(impl: str | Path, section: str | int) -> Sections:
+def load_sections(impl: str | Path, section: str | int) -> LiveSections:
     """Every section's module as section `section`'s tests see it: its own from `impl`, by
-    name (`.corpus`, ...); `.package` for `course.pretrained`."""
-    return Harness(_in_course(impl)).sections(find_section(section))
+    name (`.corpus`, ...), each as its file is now; `.package` for `course.pretrained`.
+
+    It also runs torch on one thread: the course's tensors are small, and a second thread's
+    synchronisation costs more than it saves (as in the tests).
+    """
+    torch.set_num_threads(1)
+    return LiveSections(Harness(_in_course(impl)), find_section(section))
+
+
+class LiveSections(Sections):
+    """`Sections` that follow their files: each use of `.package` or of a module's attribute
+    loads the package of the files as they are now (the same package while they are
+    unchanged), so that an edited function is the one a re-run cell calls."""
+
+    def __init__(self, harness: Harness, under_test: Section) -> None:
+        self._harness, self._under_test = harness, under_test
+
+    @property
+    def package(self) -> ModuleType:
+        return self._harness.load(self._under_test)
+
+    def __getattr__(self, name: str) -> _LiveModule:
+        try:
+            section = find_section(name)
+        except KeyError as err:
+            raise AttributeError(err.args[0]) from None
+        return _LiveModule(self, section)
+
+
+class _LiveModule:
+    """A section's module, read afresh from its `LiveSections` on every attribute."""
+
+    def __init__(self, sections: LiveSections, section: Section) -> None:
+        self._sections, self._section = sections, section
+
+    def _module(self) -> ModuleType:
+        return Harness.module(self._sections.package, self._section)
+
+    def __getattr__(self, name: str):
+        return getattr(self._module(), name)
+
+    def __dir__(self) -> list[str]:
+        return dir(self._module())
+
+    def __repr__(self) -> str:
+        return f"<section {self._section.number} ({self._section.name}), as its file is now>"
+
+
+def pretrained_bilm(sections: Sections) -> SimpleNamespace:
+    """The biLM that `sections`' sections 1-4 pre-train on the corpus (`course.pretrained`),
+    saying so first: it trains once for each version of those files, then comes from
+    the cache."""
+    print("the biLM pre-trained by sections 1-4 (the first time, or after they change, it "
+          "trains now, for a few seconds; then it is read from the cache) ...")
+    trained = pretrained(sections.package)
+    print(f"... {len(trained.history)} epochs, final loss {trained.history[-1]:.3f}")
+    return trained
 
 
 def _in_course(impl: str | Path) -> Path:
@@ -198,8 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(names) - set(notebook_names()))
     if unknown:
         parser.error(f"unknown notebooks {unknown}; choose from {notebook_names()}")
-    print(f"running {len(names)} notebooks on {shown(_in_course(args.impl))}/, "
-          f"{args.parallel} at a time; each stops at its first error")
+    print(f"running {len(names)} notebooks headless, {args.parallel} at a time: each runs its "
+          f"own section from {shown(_in_course(args.impl))}/ (IMPL) and the others from the "
+          "reference where there is one, as `make test` does; each stops at its first error")
     failed = 0
     for outcome in execute([(name, args.impl) for name in names], args.parallel):
         failed += outcome.error_cell is not None

@@ -7,8 +7,9 @@
 # **bidirectional language model** (biLM) pre-trained on raw text, and lets each task mix
 # the biLM's layers with weights of its own.
 #
-# In these notebooks you build it yourself, one section at a time, on a toy corpus of 32
-# sentences: the biLM trains in seconds on a laptop's CPU.
+# In these notebooks you build it yourself, one section at a time, on a toy corpus of 96
+# sentences in which context decides the sense of four words: the biLM trains in seconds on
+# a laptop's CPU, and its layers then tell "bank" of money from "bank" of a river.
 #
 # ## The two equations
 #
@@ -32,13 +33,17 @@
 #
 # ```
 # 1 setup      seeds and device: every run repeats exactly
-# 2 corpus     32 sentences around bank, play, right, watch; the vocabulary
+# 2 corpus     96 sentences around bank, play, right, watch; the vocabulary
 # 3 bilm       embedding -> two LSTM stacks (forward, backward) -> next/previous-word logits
 # 4 pretrain   forward LM loss + backward LM loss; the training loop; the loss curve
 # 5 extract    three 512-d vectors per word: layer 0 (no context), layers 1 and 2
 # 6 context    cosine similarity of one word across sentences, layer by layer
 # 7 layers     ELMo_k = gamma * sum_j s_j h_kj, learned for two toy tasks
 # ```
+#
+# Every result in the notebooks comes with what to read it against: chance, a floor, a
+# control, or the paper's number. Questions marked **Predict** ask you to guess before you
+# run a cell; click the answer open afterwards.
 #
 # ## How to use the notebooks
 #
@@ -51,7 +56,8 @@
 # The cell below is each notebook's one switch: the folder of the implementation it runs,
 # your `exercises/`. A section's notebook runs that section of `IMPL`, and the sections
 # before it as its tests see them, so it can be worked through as soon as the section is
-# written.
+# written. After you edit your module, running a cell again runs your edited code: no need
+# to restart the kernel.
 
 # %% tags=["parameters"]
 IMPL = "exercises"  # the implementation these cells run: your exercises/
@@ -90,3 +96,19 @@ if unfinished:
     print(f"hint: {section.hint}")
 else:
     print("every section is written: run `make test` to see whether each passes its checks")
+
+# %% [markdown]
+# ## Summary
+#
+# * ELMo is a biLM's layers, mixed per task: pre-train once on raw text (sections 1-4),
+#   read every layer out (section 5), see what the layers know (section 6), and let a task
+#   choose its mix (section 7).
+# * Each section's notebook runs your code from `exercises/` next to what it should show,
+#   and ends with the section's checks.
+#
+# ## Once you are through
+#
+# 1. Change one opening of the corpus (section 2's `SENSE_PHRASES`) so that it fits both
+#    senses of its word, and see how far the sense gap of section 6 shrinks.
+# 2. Train the biLM for 40 epochs instead of 10 (section 4's recipe) and compare the
+#    held-out loss and the sense gap: does memorising the sentences help or hurt?

@@ -34,7 +34,18 @@ setup = sections.setup
 # %% [markdown]
 # ## One seed, one sequence of draws
 #
-# Seed, draw from each generator, seed again, draw again: the two draws must be equal.
+# Seed, draw from each generator, seed again, draw again: the two draws must be equal. The
+# control is a third draw without seeding again: it must differ, or the "equal" says
+# nothing.
+#
+# **Predict**: if `set_seed` seeded only torch, which of the three numbers would differ
+# between the first draw and the second?
+#
+# <details><summary>Answer</summary>
+#
+# The first two: python's `random.random()` and numpy's `np.random.rand()` would go on from
+# wherever their generators were. Only the torch draw would repeat.
+# </details>
 
 # %% tags=["first-call"]
 def draws():
@@ -45,19 +56,28 @@ setup.set_seed(0)
 first = draws()
 setup.set_seed(0)
 again = draws()
-print("first:", first)
-print("again:", again)
-print("equal:", first == again)
+unseeded = draws()  # the control: no set_seed before it
+print("first:   ", first)
+print("again:   ", again)
+print("unseeded:", unseeded)
+print("first == again:", first == again, "  first == unseeded:", first == unseeded)
 
 # %% [markdown]
-# The same holds for a model's initial weights, which is what makes a training run repeat.
+# Reading: `first == again` is True and `first == unseeded` is False: the seed, not chance,
+# decides the draws.
+#
+# The same holds for a model's initial weights, which is what makes a training run repeat;
+# another seed gives other weights.
 
 # %%
 setup.set_seed(3)
 a = torch.nn.LSTM(4, 4).weight_ih_l0
 setup.set_seed(3)
 b = torch.nn.LSTM(4, 4).weight_ih_l0
-print("same initial weights:", torch.equal(a, b))
+setup.set_seed(4)
+c = torch.nn.LSTM(4, 4).weight_ih_l0
+print("seed 3 twice, same initial weights:", torch.equal(a, b))
+print("seed 3 and seed 4, same initial weights:", torch.equal(a, c))
 
 # %% [markdown]
 # ## Where the tensors live
@@ -68,6 +88,21 @@ print("get_device():", setup.get_device())
 print('get_device("cpu"):', setup.get_device("cpu"))
 
 # %% [markdown]
+# Reading: without CUDA, `get_device()` must say `cpu`; with a GPU, `cuda`. Everything in
+# this course runs on the CPU in seconds: the tensors are small.
+#
+# ## Summary
+#
+# * One seed fixes python's, numpy's and torch's draws: a training run repeats exactly.
+# * The device is chosen once, in one place, and can be overridden (`ELMO_DEVICE`).
+#
+# ## Try
+#
+# 1. Remove the numpy seeding from your `set_seed` and run the first cell again: which of
+#    the three numbers changes?
+# 2. Set `ELMO_DEVICE=cuda` on a machine without a GPU and call `get_device()`: is the
+#    error clear?
+#
 # ## Checks
 #
 # Section 1's tests, exactly as `make test SECTION=1` runs them on `IMPL`.

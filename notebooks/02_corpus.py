@@ -2,17 +2,29 @@
 # # Section 2: the toy corpus and its vocabulary
 #
 # The paper pre-trains on the 1B Word Benchmark, about 800 million tokens (Sec. 3.4). Here
-# the corpus is 32 hand-written sentences built around four words that have two senses
-# each, four sentences per sense:
+# the corpus is built so that **context decides the sense** of four words, each with two
+# senses. For every sense there are four openings and four endings, and any opening, the
+# word and any ending of the same sense make a sentence:
 #
-# | word | one sense | the other |
-# |---|---|---|
-# | bank | money: *the bank gave him a loan* | river: *they sat on the bank of the river* |
-# | play | verb: *the children play in the park* | theatre: *we saw a play at the theatre* |
-# | right | direction: *turn right at the river* | correct: *your answer is right* |
-# | watch | verb: *they watch football at night* | timepiece: *he wore a gold watch* |
+# | word | sense | an opening | | an ending |
+# |---|---|---|---|---|
+# | bank | finance | *she put her money in the* | bank | *to keep it safe* |
+# | bank | river | *they sat on the* | bank | *of the river* |
+# | play | verb | *the children like to* | play | *football in the park* |
+# | play | theatre | *we saw a new* | play | *at the theatre* |
+# | right | direction | *turn* | right | *at the corner* |
+# | right | correct | *your answer is* | right | *about the test* |
+# | watch | verb | *we sit down to* | watch | *the football games* |
+# | watch | timepiece | *he wore a gold* | watch | *on his wrist* |
 #
-# Section 6 uses these labels to ask whether the biLM's layers tell the senses apart.
+# That is 16 sentences per sense. Opening k with ending k is held out (`HELDOUT`, 32
+# sentences): the biLM never trains on them, though it sees each of their phrases in other
+# sentences. The other 96 are the training corpus (`CORPUS`).
+#
+# Why so many, when the seed notebook had about 30 sentences of 50-80 words? On 32 unique
+# sentences a biLM learns *which sentence* it is reading, and its states tell sentences
+# apart, not senses. Here every opening goes with every ending of its sense, so the only
+# way to predict what follows "bank" is to know which "bank" it is.
 #
 # You write the text handling that turns sentences into what an LSTM reads:
 #
@@ -41,25 +53,50 @@ corpus = sections.corpus
 # %% [markdown]
 # ## The corpus
 #
-# The sentences and their labels are given (`CORPUS`, `SENSE_LABELS`): sentences per target
-# word and sense.
+# The sentences, their labels and their phrases are given (`CORPUS`, `HELDOUT`,
+# `SENSE_LABELS`, `HELDOUT_LABELS`, `SENSE_PHRASES`): sentences per target word and sense.
 
 # %%
-print(len(corpus.CORPUS), "sentences")
-Counter((word, sense) for _, word, sense in corpus.SENSE_LABELS)
+print(len(corpus.CORPUS), "training sentences,", len(corpus.HELDOUT), "held out,",
+      len({w for sentence in corpus.CORPUS for w in sentence.split()}), "distinct words")
+print("training:", dict(Counter((w, s) for _, w, s in corpus.SENSE_LABELS)))
+print("held out:", dict(Counter((w, s) for _, w, s in corpus.HELDOUT_LABELS)))
+openings, endings = corpus.SENSE_PHRASES["bank", "river"]
+print("bank, river: openings", openings)
+print("             endings ", endings)
 
 # %% [markdown]
+# Reading: 12 training and 4 held-out sentences for each of the 8 senses, so same-sense and
+# different-sense comparisons in section 6 have equal numbers on both sides.
+#
 # ## Tokens and the vocabulary
 
 # %% tags=["first-call"]
 corpus.tokenize("Turn RIGHT, at the river!")
 
+# %% [markdown]
+# **Predict**: how many entries will the vocabulary have, given the number of distinct
+# words printed above?
+#
+# <details><summary>Answer</summary>
+#
+# Four more than the distinct words: the four special tokens `<pad>`, `<unk>`, `<s>`,
+# `</s>` come first, at indices 0-3.
+# </details>
+
 # %%
 word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
 print(len(word2idx), "entries; the first eight:")
 print({idx2word[i]: i for i in range(8)})
+held_out_words = {w for sentence in corpus.HELDOUT for w in corpus.tokenize(sentence)}
+print("words of the held-out sentences that training never saw:",
+      sorted(held_out_words - set(word2idx)) or "none")
 
 # %% [markdown]
+# Reading: after the four special tokens come the words in sorted order (`a` first). The
+# held-out sentences use only words that training saw: what is new in them is the pairing
+# of an opening with an ending, not the words.
+#
 # ## Encoding, decoding, padding
 #
 # An unknown word ("castle") becomes `<unk>`; with boundaries, the sentence starts with `<s>`
@@ -75,11 +112,40 @@ print(corpus.decode(ids, idx2word))
 
 # %%
 batch, lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
-                                   for s in ["turn right at the river", "your answer is right"]])
+                                   for s in ["turn right at the corner", "she was right again"]])
 print(batch)
 print("lengths:", lengths)
 
 # %% [markdown]
+# Reading: each column is one sentence between `<s>` (2) and `</s>` (3); the shorter one
+# ends with `<pad>` (0), after its `</s>`, where no LSTM reads it before a real word.
+#
+# ## Playground
+#
+# Type a sentence: its tokens, its ids with boundaries, and the words the vocabulary does
+# not know.
+
+# %%
+sentence = "She put her cash in the bank, then sat by the river."
+ids = corpus.encode(sentence, word2idx, add_boundaries=True)
+print(corpus.tokenize(sentence))
+print(ids)
+print("unknown:", [w for w in corpus.tokenize(sentence) if w not in word2idx])
+
+# %% [markdown]
+# ## Summary
+#
+# * The corpus is built so that context decides the sense: sense-specific openings and
+#   endings, any opening with any ending, 96 training and 32 held-out sentences.
+# * The vocabulary numbers words in sorted order after four special tokens, so it never
+#   depends on the order of the sentences.
+#
+# ## Try
+#
+# 1. Shuffle `corpus.CORPUS` and build the vocabulary again: is it the same?
+# 2. Count how often each word occurs in `CORPUS` (`Counter`): which words would a biLM
+#    see most, and which only in one sense's sentences?
+#
 # ## Checks
 #
 # Section 2's tests, exactly as `make test SECTION=2` runs them on `IMPL`.

@@ -27,6 +27,13 @@
 # * **No peeking**: the forward state at t has seen tokens 0..t only, the backward state
 #   tokens t..T-1 only, so predicting t+1 (or t-1) is a real prediction.
 #
+# One simplification matters for what layer 0 is: **the paper's token layer is a character
+# CNN** (2048 character n-gram filters, two highway layers, a projection to 512; Sec. 3.4),
+# so it builds a vector for any word from its spelling, even one never seen in training.
+# Here it is a word embedding of 128, projected to 256: on a toy corpus with no rare words
+# a lookup table does the same job, but it knows nothing of a word it has not seen (it is
+# `<unk>`).
+#
 # You write `reverse_within_lengths`, and the `BiLM` module: its layers in `__init__`,
 # `forward`, and the `_run_stack` helper that runs one direction's stack.
 
@@ -55,7 +62,21 @@ x = torch.tensor([[1, 2, 3, 4, 5], [6, 7, 8, 0, 0]]).T  # (T=5, B=2)
 print(bilm.reverse_within_lengths(x, torch.tensor([5, 3])).T)
 
 # %% [markdown]
+# Reading: the first row is reversed whole; in the second, `6 7 8` became `8 7 6` and the
+# two padding zeros stayed at the end. Reversing the padded tensor as a whole would have
+# given `0 0 8 7 6`: the backward LSTM would read padding first.
+#
 # ## The model and its shapes
+#
+# **Predict**: for the batch below, two sentences of 7 and 5 words, what shapes will
+# `layers` and `forward_logits` have?
+#
+# <details><summary>Answer</summary>
+#
+# The biLM reads `<s>` and `</s>` too, so T = 7 + 2 = 9 positions: `layers` is
+# (3, 9, 2, 512), layer 0 and two LSTM layers; `forward_logits` is (9, 2, V), one score per
+# vocabulary entry at each position.
+# </details>
 
 # %%
 word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
@@ -65,10 +86,11 @@ print(model)
 print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
 
 # %%
-sentences = ["the bank gave him a loan", "turn right at the river"]
+sentences = ["she put her money in the bank", "turn right at the corner"]
 ids, lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
                                  for s in sentences])
-out = model(ids, lengths)
+with torch.no_grad():  # nothing here is trained
+    out = model(ids, lengths)
 print("ids            ", tuple(ids.shape), "(T, B)")
 print("layers         ", tuple(out.layers.shape), "(L + 1, T, B, 512)")
 print("forward_logits ", tuple(out.forward_logits.shape), "(T, B, vocabulary)")
@@ -82,9 +104,52 @@ print("backward_logits", tuple(out.backward_logits.shape), "(T, B, vocabulary)")
 
 # %%
 alone_ids = ids[: lengths[1], 1:2]
-alone = model(alone_ids).layers[:, :, 0]
+with torch.no_grad():
+    alone = model(alone_ids).layers[:, :, 0]
 in_batch = out.layers[:, : lengths[1], 1]
 print("largest difference, alone vs in the batch:", float((alone - in_batch).abs().max()))
+print("the size of the layers' values, for scale:", float(in_batch.abs().max()))
+
+# %% [markdown]
+# Reading: the difference is float32 rounding (around 1e-7; the tests allow 1e-5) against
+# values up to about 2: padding changes nothing a sentence's real positions see.
+#
+# ## No peeking
+#
+# Change the last word of a sentence: the forward states before it must not move (they
+# have not read it yet), and the backward states must (they read it first).
+
+# %%
+one = torch.tensor(corpus.encode("we walked along the bank by the water", word2idx,
+                                 add_boundaries=True)).unsqueeze(1)
+other = one.clone()
+other[-2, 0] = word2idx["trees"]  # "... by the trees"
+with torch.no_grad():
+    a, b = model(one).layers, model(other).layers
+print("largest change per position, forward half:",
+      [round(float(x), 4) for x in (a - b)[1:, :, 0, :256].abs().amax(dim=(0, 2))])
+print("largest change per position, backward half:",
+      [round(float(x), 4) for x in (a - b)[1:, :, 0, 256:].abs().amax(dim=(0, 2))])
+
+# %% [markdown]
+# Reading: the forward half is exactly 0 at every position before the changed word and
+# moves only from it on; the backward half moves everywhere up to it. An untrained biLM
+# already obeys this: it is the architecture, not the training.
+#
+# ## Summary
+#
+# * The biLM is a shared token layer, a forward and a backward stack of LSTMs, and one
+#   next-token and one previous-token head; ELMo uses every layer of both stacks.
+# * The backward stack reads each sentence reversed within its own length, so padding is
+#   never read before a word.
+# * Layer 0 here is a word embedding; in the paper it is a character CNN.
+#
+# ## Try
+#
+# 1. Reverse the padded batch as a whole instead of within lengths, and run the "padding
+#    changes nothing" cell again: how large does the difference get?
+# 2. Count the parameters of each part (`model.embedding`, the LSTMs, the heads): which
+#    part is the largest, and how would that change with a vocabulary of 800,000 words?
 
 # %% [markdown]
 # ## Checks

@@ -21,8 +21,8 @@
 #
 # You write `bilm_loss` and `train_bilm`, the loop: Adam, the corpus shuffled with a seeded
 # generator every epoch, and after each epoch the loss of the whole corpus in eval mode
-# (`corpus_loss`, given), which is what the loss curve shows. The default recipe trains on
-# the 32 sentences as one batch, with learning rate 0.02, for 40 epochs.
+# (`corpus_loss`, given), which is what the loss curve shows. The default recipe trains
+# mini-batches of 16 sentences with learning rate 0.005 for 10 epochs.
 
 # %% tags=["parameters"]
 IMPL = "exercises"  # the implementation these cells run: your exercises/
@@ -48,8 +48,14 @@ model = bilm.BiLM(len(word2idx))
 # %% [markdown]
 # ## The loss before training
 #
-# An untrained biLM guesses about uniformly over the vocabulary of $V$ words, so each
-# direction's cross-entropy starts near $\ln V$, and the loss near $2 \ln V$.
+# **Predict**: an untrained biLM guesses about uniformly over the vocabulary of $V$ words.
+# What loss do you expect before training?
+#
+# <details><summary>Answer</summary>
+#
+# Each direction's cross-entropy is near $\ln V$ (the surprise of a uniform guess among $V$),
+# so the loss, their sum, is near $2 \ln V$: about 9.6 for 120 entries.
+# </details>
 
 # %% tags=["first-call"]
 ids, lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
@@ -59,25 +65,70 @@ with torch.no_grad():
 print(f"loss of the untrained biLM: {float(loss):.3f}   2 ln V = {2 * math.log(len(word2idx)):.3f}")
 
 # %% [markdown]
+# Reading: within a few hundredths of $2 \ln V$. Far above it would mean padding counted as
+# targets, or a sum where the mean belongs; far below, a prediction that peeks at its own
+# target.
+#
+# ## The floors
+#
+# How low can the loss go? No biLM does better than one that knows the corpus exactly: at
+# every position it gives each possible next token the share of sentences with that prefix
+# that continue with it. That is the corpus's **entropy floor** (`entropy_floor`, given).
+# It is not 0, because the corpus itself is uncertain: after "she put her money in the
+# bank", four endings are possible, three in training.
+#
+# There are two floors worth knowing here:
+#
+# * **the sentences by heart**: the floor of the 96 training sentences. A biLM there knows
+#   which three endings training paired with each opening, and gives the held-out fourth
+#   probability 0: its held-out loss is infinite;
+# * **the phrases**: the floor of a biLM that knows the language the corpus is written in,
+#   any opening of a sense with any ending of it (the floor of all 128 sentences). Slightly
+#   higher on the training sentences, but the same on the held-out ones.
+
+# %%
+by_heart = pretrain.entropy_floor(corpus.CORPUS)
+phrases = pretrain.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)
+print(f"floor, the training sentences by heart: {by_heart:.3f}   on held-out sentences: "
+      f"{pretrain.entropy_floor(corpus.CORPUS, corpus.HELDOUT)}")
+print(f"floor, the phrases: {phrases:.3f} on training sentences, "
+      f"{pretrain.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.HELDOUT):.3f} on held-out")
+
+# %% [markdown]
 # ## Training
 #
 # On the CPU: the toy biLM trains in seconds, and the cells below stay on one device.
 
 # %%
 history = pretrain.train_bilm(model, corpus.CORPUS, word2idx, pretrain.DEFAULT_RECIPE,
-                              seed=0, device="cpu", log_every=10, progress=False)
+                              seed=0, device="cpu", log_every=5, progress=False)
+held_out = pretrain.corpus_loss(model, corpus.HELDOUT, word2idx)
+print(f"after {len(history)} epochs: training loss {history[-1]:.3f}, held-out loss "
+      f"{held_out:.3f}")
 
 # %% [markdown]
 # ## The loss curve
 #
-# The loss cannot reach 0: *the* is followed by many words in the corpus, so predicting the
-# word after it stays uncertain however long the biLM trains.
+# **Predict**: will the training loss end below the phrases' floor? And the held-out loss?
+#
+# <details><summary>Answer</summary>
+#
+# The training loss ends a little above the phrases' floor, short of the by-heart floor:
+# ten epochs teach the phrases, not yet the sentences. The held-out loss ends higher, about
+# 0.3 above the floor: the biLM has begun to prefer the endings it saw with each opening.
+# Train for longer and the training loss creeps towards the by-heart floor while the
+# held-out loss rises: that is memorising, which is why the recipe stops at 10 epochs.
+# </details>
 
 # %%
 losses = [float(loss), *history]  # epoch 0: before training
 figure, axes = plt.subplots(figsize=(7, 4))
-axes.plot(range(len(losses)), losses, marker=".")
+axes.plot(range(len(losses)), losses, marker=".", label="training sentences")
+axes.plot([len(history)], [held_out], "o", color="C1", label="held-out sentences, at the end")
 axes.axhline(2 * math.log(len(word2idx)), color="grey", linestyle="--", label="2 ln V: guessing")
+axes.axhline(phrases, color="black", linestyle="--", label=f"floor: the phrases ({phrases:.3f})")
+axes.axhline(by_heart, color="grey", linestyle=":",
+             label=f"floor: the sentences by heart ({by_heart:.3f})")
 axes.set_xlabel("epoch")
 axes.set_ylabel("forward CE + backward CE")
 axes.set_title("Pre-training the biLM on the toy corpus")
@@ -85,26 +136,54 @@ axes.legend()
 plt.show()
 
 # %% [markdown]
+# Reading: the loss falls from $2 \ln V$ to near the phrases' floor in 10 epochs. Its
+# distance to the floor is what the biLM has still to learn of the language; the held-out
+# loss's distance above the training loss is what it has learnt of the particular
+# sentences instead.
+#
 # ## What it learned
 #
-# The forward LM's most likely next words after a prefix, and the backward LM's most likely
-# previous words before a suffix.
+# Around every word of a sentence, the backward LM's most likely previous words (left) and
+# the forward LM's most likely next words (right), with their probabilities
+# (`top_predictions`, given).
 
 # %%
-def most_likely(logits: torch.Tensor, k: int = 3) -> list[str]:
-    return [idx2word[i] for i in logits.topk(k).indices.tolist()]
-
-
-model.eval()
-with torch.no_grad():
-    prefix = corpus.encode("she put her money in the", word2idx, add_boundaries=True)[:-1]
-    forward_logits = model(torch.tensor(prefix).unsqueeze(1)).forward_logits
-    print("after  'she put her money in the':", most_likely(forward_logits[-1, 0]))
-    suffix = corpus.encode("of the river", word2idx, add_boundaries=True)[1:]
-    backward_logits = model(torch.tensor(suffix).unsqueeze(1)).backward_logits
-    print("before 'of the river':", most_likely(backward_logits[0, 0]))
+print(pretrain.predictions_table(pretrain.top_predictions(
+    model, "she put her money in the bank to keep it safe", word2idx, idx2word, k=3)))
 
 # %% [markdown]
+# Reading: after "bank", the forward LM spreads its guesses over the first words of the
+# finance endings ("to", "before"), not over "of" or "by", which begin the river ones: to
+# predict what follows it has to know which "bank" this is. That is why its states will
+# carry the sense (section 6).
+#
+# ## Playground
+#
+# Type a sentence of the corpus's words, and see what each direction expects around every
+# word.
+
+# %%
+print(pretrain.predictions_table(pretrain.top_predictions(
+    model, "we walked along the bank of the river", word2idx, idx2word, k=3)))
+
+# %% [markdown]
+# ## Summary
+#
+# * The loss is forward plus backward cross-entropy over real tokens; it starts near
+#   $2 \ln V$.
+# * Its floor is the corpus's own uncertainty: a biLM that knows the phrases ends near
+#   it on training and held-out sentences alike; one that knows the sentences by heart
+#   goes lower on training and fails on held-out ones.
+#
+# ## Try
+#
+# 1. Train with `pretrain.Recipe(16, 0.005, 40)`: where do the training and the held-out
+#    loss end, against the two floors?
+# 2. Train with the seed notebook's recipe, `pretrain.SEED_RECIPE` (one sentence at a time,
+#    lr 0.001, 50 epochs; a minute or two): how does its held-out loss compare?
+# 3. Change one held-out sentence's ending to an ending of the other sense, and compare its
+#    loss with the others' (`corpus_loss` on a list of one sentence).
+#
 # ## Checks
 #
 # Section 4's tests, exactly as `make test SECTION=4` runs them on `IMPL`.

@@ -23,8 +23,8 @@
 # one row per word, and leave the model in the mode you found it. One sentence gives a
 # tensor `(3, n_words, 512)`; a list gives a list of them.
 #
-# The biLM comes pre-trained by the reference's sections 1-4 (trained once, then cached in
-# `build/cache`): this notebook is about reading it out, not training it.
+# The biLM comes pre-trained by sections 1-4 (trained once, then cached in `build/cache`):
+# this notebook is about reading it out, not training it.
 
 # %% tags=["parameters"]
 IMPL = "exercises"  # the implementation these cells run: your exercises/
@@ -33,51 +33,115 @@ IMPL = "exercises"  # the implementation these cells run: your exercises/
 import torch
 from torch.nn import functional as F
 
-from course.notebook import load_sections, run_checks
-from course.pretrained import pretrained
+from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.registry import find_section
 
 SECTION = find_section("extract")
 sections = load_sections(IMPL, SECTION.name)
-extract = sections.extract
-trained = pretrained(sections.package)
-print(f"a biLM pre-trained for {len(trained.history)} epochs, final loss "
-      f"{trained.history[-1]:.3f}")
+extract, corpus = sections.extract, sections.corpus
+trained = pretrained_bilm(sections)
 
 # %% [markdown]
 # ## Three layers per word
 
 # %% tags=["first-call"]
-embeddings = extract.get_elmo_embeddings(trained.model, "the bank gave him a loan",
-                                         trained.word2idx)
-print(tuple(embeddings.shape), "(layers, words, width)")
+sentence = "she put her money in the bank to keep it safe"
+embeddings = extract.get_elmo_embeddings(trained.model, sentence, trained.word2idx)
+print(tuple(embeddings.shape), "(layers, words, width) for", len(sentence.split()), "words")
 
 # %% [markdown]
-# ## One word, two sentences
+# ## Row i is word i: decode it
 #
-# "bank" of money and "bank" of a river. Layer 0 knows only the word, so its two vectors
-# are the same; the LSTM layers have read the sentences, so theirs are not. Section 6 asks
-# how far apart they move, over every pair of sentences.
+# Layer 0 is the word alone, so each row of layer 0 can be decoded: it is exactly the
+# layer-0 vector of one vocabulary entry. If the rows were off by one (`<s>` kept, or the
+# last word dropped), the decoded words would be shifted against the sentence.
 
 # %%
-money, river = "she put her money in the bank", "they sat on the bank of the river"
-first, second = extract.get_elmo_embeddings(trained.model, [money, river], trained.word2idx)
-a, b = first[:, money.split().index("bank")], second[:, river.split().index("bank")]
-for layer, cosine in enumerate(F.cosine_similarity(a, b, dim=-1).tolist()):
-    print(f"layer {layer}: cosine similarity of the two 'bank's = {cosine:.3f}")
+with torch.no_grad():
+    everything = torch.arange(len(trained.idx2word)).unsqueeze(0)  # every entry, alone
+    vocabulary = trained.model(everything).layers[0, 0]  # (V, 512): layer 0 of each entry
+decoded = [trained.idx2word[int((vocabulary - row).abs().sum(-1).argmin())]
+           for row in embeddings[0]]
+print("the sentence:", sentence.split())
+print("decoded:     ", decoded)
+print("equal:", decoded == sentence.split())
 
 # %% [markdown]
+# ## One word, three sentences: a same-sense control
+#
+# "bank" of money twice, with no phrase in common, and "bank" of a river. Layer 0 knows
+# only the word, so it gives 1 for both pairs; the LSTM layers have read the sentences.
+# Without the same-sense pair there is nothing to read the different-sense number
+# against: any two different sentences move a word's vector.
+#
+# **Predict**: at layers 1 and 2, which pair will be more similar?
+#
+# <details><summary>Answer</summary>
+#
+# The two money "bank"s: their sentences share no phrase, but both openings and both
+# endings are of the finance sense, and the biLM had to carry that sense to predict what
+# follows "bank". The river "bank" is further away, more so at layer 2.
+# </details>
+
+# %%
+money = "she put her money in the bank to keep it safe"
+more_money = "we paid the money into the bank before it closed"
+river = "they sat on the bank of the river"
+vectors = [emb[:, s.split().index("bank")] for s, emb in zip(
+    (money, more_money, river),
+    extract.get_elmo_embeddings(trained.model, [money, more_money, river], trained.word2idx),
+    strict=True)]
+same = F.cosine_similarity(vectors[0], vectors[1], dim=-1)
+different = F.cosine_similarity(vectors[0], vectors[2], dim=-1)
+for layer in range(3):
+    print(f"layer {layer}: money-money {float(same[layer]):.3f}   money-river "
+          f"{float(different[layer]):.3f}   gap {float(same[layer] - different[layer]):+.3f}")
+
+# %% [markdown]
+# Reading: 1 and 1 at layer 0, by construction; at layers 1 and 2 the same-sense pair is
+# clearly more similar than the different-sense pair. Section 6 measures this over every
+# pair of sentences, and against the similarity of two unrelated words.
+#
 # ## The same input, the same embedding
 #
 # The LSTMs start from a zero state on every call, so nothing carries over from one call to
 # the next, and embedding a sentence alone or in a batch gives the same vectors.
 
 # %%
-again = extract.get_elmo_embeddings(trained.model, "the bank gave him a loan", trained.word2idx)
+again = extract.get_elmo_embeddings(trained.model, sentence, trained.word2idx)
+in_a_batch = extract.get_elmo_embeddings(trained.model, [river, sentence], trained.word2idx)[1]
 print("identical on a second call:", torch.equal(embeddings, again))
+print("largest difference alone vs in a batch:", float((embeddings - in_a_batch).abs().max()))
 print("model left in training mode:", trained.model.training)
 
 # %% [markdown]
+# ## Playground
+#
+# Embed a sentence of your own and compare one word of it with the same word in a corpus
+# sentence, layer by layer.
+
+# %%
+mine, word = "the ducks sat by the bank of the water", "bank"
+yours, theirs = extract.get_elmo_embeddings(trained.model, [mine, river], trained.word2idx)
+cosines = F.cosine_similarity(yours[:, mine.split().index(word)],
+                              theirs[:, river.split().index(word)], dim=-1)
+print([round(float(c), 3) for c in cosines])
+
+# %% [markdown]
+# ## Summary
+#
+# * Each word gets three 512-d vectors: layer 0 the word alone, layers 1 and 2 the word in
+#   its sentence, forward and backward halves side by side.
+# * Reading out is deterministic: the same sentence gives the same vectors, alone or in a
+#   batch.
+#
+# ## Try
+#
+# 1. Slice your embeddings from position 0 instead of 1 (keeping `<s>`), and run the decode
+#    cell again: what does it show, and would the same-sense control still look right?
+# 2. Compare the forward half (`[..., :256]`) and the backward half (`[..., 256:]`) of
+#    "bank" in `money` and `more_money`: which half tells the pair apart more?
+#
 # ## Checks
 #
 # Section 5's tests, exactly as `make test SECTION=5` runs them on `IMPL`.

@@ -11,8 +11,9 @@ named as in the registry, and `00_overview`. A source is in jupytext's "percent"
 (`# %%` starts a code cell, `# %% [markdown]` a prose cell, `# %% tags=["parameters"]`
 gives tags); jupytext reads it. What jupytext does not do is done here:
 
-* the root cell, put right after the parameters cell: Jupyter starts the kernel in
-  `notebooks/`, and the course runs from the repository root;
+* the root cell, put right after the parameters cell and folded away: Jupyter starts the
+  kernel in `notebooks/`, and the course runs from the repository root; it also says so
+  when the kernel is not the course's environment, and how to switch;
 * stable cell ids (`cell-00`, `cell-01`, ...), and no outputs, so that a rebuild changes
   nothing and a committed `.ipynb` changes only when its source does;
 * two tags that mean something: `parameters`, the first code cell, exactly
@@ -57,7 +58,14 @@ if not os.path.exists("course.toml"):
     os.chdir("..")
 if not os.path.exists("course.toml"):
     raise FileNotFoundError("open this notebook from the course's notebooks/ folder")
-sys.path.insert(0, os.getcwd())"""
+sys.path.insert(0, os.getcwd())
+if os.path.isdir(".venv") and not os.path.samefile(sys.prefix, ".venv"):
+    print(f"This kernel runs {sys.executable}, not the course's environment .venv, which has "
+          "the packages the course was tested with. To switch: once, in a terminal, "
+          "`.venv/bin/python -m ipykernel install --user --name elmo-course`; then choose "
+          "the kernel elmo-course (Kernel > Change kernel, or VS Code's kernel picker).")"""
+# Its source is folded away in Jupyter (JupyterLab, Notebook 7, VS Code): it is plumbing.
+ROOT_CELL_METADATA = {"jupyter": {"source_hidden": True}}
 
 
 def build_notebook(source: Path) -> nbformat.NotebookNode:
@@ -84,7 +92,9 @@ def build_notebook(source: Path) -> nbformat.NotebookNode:
         tags = cell.metadata.get("tags", [])
         make = nbformat.v4.new_markdown_cell if cell.cell_type == "markdown" else (
             nbformat.v4.new_code_cell)
-        built.append(make(cell.source, metadata={"tags": tags} if tags else {},
+        metadata = {**({"tags": tags} if tags else {}),
+                    **(ROOT_CELL_METADATA if cell.source == ROOT_CELL else {})}
+        built.append(make(cell.source, metadata=metadata,
                           id=f"cell-{index:02d}"))  # stable ids: a rebuild changes nothing
     return nbformat.v4.new_notebook(cells=built, metadata={  # validates it
         "kernelspec": dict(KERNEL), "language_info": {"name": "python"}})
