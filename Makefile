@@ -33,9 +33,9 @@ check: check-exercises
 
 # --- analysis sections: make demo -------------------------------------------------------
 .PHONY: demo
-DEMO_SEEDS ?= 5
+DEMO_SEEDS ?= 10
 
-demo: $(STAMP) ## the seed notebook end to end on solutions/: tables, figures in build/demo
+demo: $(STAMP) ## the seed notebook end to end on solutions/: results.json, tables, figures in build/demo
 	$(PY) -m tools.demo --seeds $(DEMO_SEEDS)
 
 # --- instructors: grading, release, autograder ------------------------------------------

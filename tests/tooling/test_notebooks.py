@@ -2,9 +2,12 @@
 ways: through on the reference, and on the pristine stubs up to their first call only."""
 
 import shutil
+import subprocess
+from pathlib import Path
 
 import nbformat
 import pytest
+import torch
 
 from course import notebook as notebooks
 from course.notebook import PARAMETERS_TAG, Outcome
@@ -167,3 +170,43 @@ def test_on_the_stubs_it_stops_at_its_first_call_with_its_own_error(outcomes, na
     prefix = f"NotImplementedError: section {section.number} ({section.name}): "
     assert outcome.error.startswith(prefix) and outcome.error.endswith(
         " is not implemented yet"), f"{name}: expected {prefix}..., got {outcome.error}"
+
+
+# --- the learning loop: edits picked up, the kernel checked, the plumbing folded away -------
+
+
+def test_the_root_cell_is_folded_away_in_every_notebook():
+    for name in notebooks.notebook_names():
+        root = read(name).cells[2]
+        assert root.source == tools_notebooks.ROOT_CELL, name
+        assert root.metadata.get("jupyter") == {"source_hidden": True}, name
+
+
+@pytest.mark.parametrize("python, warned", [(str(ROOT / ".venv/bin/python"), False),
+                                            ("python3", True)])
+def test_the_root_cell_says_when_the_kernel_is_not_the_courses_environment(python, warned):
+    if shutil.which(python) is None:
+        pytest.skip(f"no {python} here")
+    prefix = subprocess.run([python, "-c", "import sys; print(sys.prefix)"], text=True,
+                            capture_output=True).stdout.strip()
+    if warned and Path(prefix).resolve() == (ROOT / ".venv").resolve():
+        pytest.skip(f"{python} is the course's environment here")
+    ran = subprocess.run([python, "-c", tools_notebooks.ROOT_CELL], cwd=ROOT / "notebooks",
+                         capture_output=True, text=True, check=True)
+    assert ("not the course's environment" in ran.stdout) == warned, ran.stdout
+    if warned:
+        assert "ipykernel install" in ran.stdout and "Change kernel" in ran.stdout
+
+
+def test_a_section_edited_after_loading_is_the_one_a_cell_runs(tmp_path):
+    impl = tmp_path / "impl"
+    shutil.copytree(ROOT / "solutions", impl)
+    sections = notebooks.load_sections(impl, "corpus")
+    corpus, before = sections.corpus, sections.package
+    assert corpus.tokenize("Turn right") == ["turn", "right"]
+    module = impl / "s2_corpus.py"
+    module.write_text(module.read_text().replace(
+        "    return _WORD.findall(text.lower())", "    return _WORD.findall(text.lower())[:1]"))
+    assert corpus.tokenize("Turn right") == ["turn"], "the edit is picked up"
+    assert sections.package is not before and sections.corpus.CORPUS == corpus.CORPUS
+    assert torch.get_num_threads() == 1, "the notebooks run torch on one thread"
