@@ -167,6 +167,22 @@ MISTAKES = [
                     "[len(seq) for seq in sequences]"),
                Edit("pad_batch", "int(lengths.max())", "max(lengths)")],
     ),
+    Mistake(
+        "vocabulary-of-the-first-sentence",
+        "build_vocab collects the words of the first sentence only",
+        concept="the vocabulary holds every word of the corpus",
+        caught_by="test_vocabulary_is_complete_and_inverse",
+        edits=[Edit("build_vocab", "for sentence in sentences for word", "for sentence in "
+                    "sentences[:1] for word")],
+    ),
+    Mistake(
+        "decode-drops-special-tokens",
+        "decode leaves out the indices of <pad>, <unk>, <s> and </s>",
+        concept="decode gives every index its word, one word per index",
+        caught_by="test_encode_then_decode_gives_the_words_back",
+        edits=[Edit("decode", "return [idx2word[i] for i in ids]",
+                    "return [idx2word[i] for i in ids if i >= len(SPECIAL_TOKENS)]")],
+    ),
 ]
 
 

@@ -201,6 +201,14 @@ MISTAKES = [
         edits=[Edit("reverse_within_lengths", "torch.arange(x.shape[0], device=x.device)",
                     "torch.arange(x.shape[0])")],
     ),
+    Mistake(
+        "num-layers-ignored",
+        "the biLM builds two LSTMs per direction, whatever num_layers says",
+        concept="num_layers decides the depth of each stack, and the number of layers",
+        caught_by="test_the_smallest_sizes_are_accepted",
+        edits=[Edit("BiLM.__init__", FORWARD_STACK, FORWARD_STACK.replace("num_layers", "2")),
+               Edit("BiLM.__init__", BACKWARD_STACK, BACKWARD_STACK.replace("num_layers", "2"))],
+    ),
 ]
 
 

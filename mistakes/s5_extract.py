@@ -110,6 +110,14 @@ MISTAKES = [
         edits=[Edit("get_elmo_embeddings", "return embeddings[0] if single else embeddings",
                     "return embeddings")],
     ),
+    Mistake(
+        "layers-concatenated",
+        "get_elmo_embeddings concatenates the layers of each word into one 1536-d vector",
+        concept="the layers stay separate, (L + 1, n, 512), for the mix of section 7",
+        caught_by="test_one_sentence_gives_three_layers_per_word",
+        edits=[Edit("get_elmo_embeddings", "layers[:, 1 : 1 + len(w), b]",
+                    "torch.cat(list(layers[:, 1 : 1 + len(w), b]), dim=-1)")],
+    ),
 ]
 
 

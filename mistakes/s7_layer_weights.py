@@ -177,6 +177,14 @@ MISTAKES = [
         caught_by="test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch",
         edits=[Edit("LayerWeightDemo.fit", LOSS, "losses.append(loss.detach())")],
     ),
+    Mistake(
+        "fit-ignores-its-learning-rate",
+        "fit builds Adam with lr=0.05 whatever lr it is given",
+        concept="fit trains with the learning rate it is given",
+        caught_by="test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch",
+        edits=[Edit("LayerWeightDemo.fit", "if p.requires_grad], lr=lr)",
+                    "if p.requires_grad], lr=0.05)")],
+    ),
 ]
 
 

@@ -112,6 +112,11 @@ def test_encode_then_decode_gives_the_words_back(corpus, data):
         f"decode(encode(s)) should give the words of s back as a list, "
         f"{corpus.tokenize(sentence)}; got {words!r}"
     )
+    wrapped = corpus.decode([corpus.BOS, *ids, corpus.EOS], idx2word)
+    assert wrapped == ["<s>", *words, "</s>"], (
+        f"decode gives every index its word, the special tokens too: expected "
+        f"{['<s>', *words, '</s>']}, got {wrapped!r}"
+    )
 
 
 @given(word=unknown_words)

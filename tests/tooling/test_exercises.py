@@ -410,6 +410,31 @@ def test_a_shape_mismatch_names_the_dimension():
     assert pytest_assertrepr_compare(None, "==", (1, 2), (1, 3)) is None, "plain tuples"
 
 
+def test_an_error_in_the_learners_code_says_what_the_test_checks(tmp_path):
+    """A pad_batch that raises: the report says what the test checks, from its docstring,
+    that the learner's code raised instead, and shows the learner's line."""
+    impl = tmp_path / "impl"
+    shutil.copytree(ROOT / "exercises", impl)
+    reference = (ROOT / "solutions" / "s2_corpus.py").read_text()
+    (impl / "s2_corpus.py").write_text(reference.replace(
+        "ids = torch.full((int(lengths.max()), len(sequences))",
+        "ids = torch.full((len(sequences[0]), len(sequences))"))
+    results = tmp_path / "results.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("SECTION", "ELMO_IMPL")}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest",
+         "tests/sections/test_s2_corpus.py::test_pad_batch_is_time_major_and_pads_at_the_end",
+         "--impl", str(impl), "--results-json", str(results)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert ("test_pad_batch_is_time_major_and_pads_at_the_end checks: (max_len, B) long ids"
+            in run.stdout), run.stdout[-3000:]
+    assert "Your code raised RuntimeError instead:" in run.stdout, run.stdout[-3000:]
+    assert "s2_corpus.py:" in run.stdout and "len(sequences[0])" not in run.stdout.split(
+        "Your code raised")[0], "the learner's frames come after what the test checks"
+    [recorded] = json.loads(results.read_text())
+    assert recorded["status"] == "error" and recorded["checks"].startswith("(max_len, B) long")
+
+
 # --- progress -----------------------------------------------------------------------------
 
 def record(section: int, status: str, name: str = "test_x", message: str = "") -> dict:
@@ -435,6 +460,14 @@ def test_progress_gives_points_in_proportion_and_the_next_step():
     assert "section 3 (bilm)" in step and "exercises/s3_bilm.py" in step
     assert BILM.hint in step and "test_shapes (failed)" in step and "SECTION=3" in step
     assert "layers: expected (3, 7, 1, 512)" in step and "torch.Size" not in step
+
+
+def test_the_next_step_of_an_error_says_what_the_test_checks():
+    problem = record(2, "error", "test_pad", "RuntimeError: The expanded size of the tensor")
+    problem["checks"] = "pad_batch gives (max_len, B) long ids."
+    step = next_step(summarise([problem]), ROOT / "exercises")
+    assert "    it checks: pad_batch gives (max_len, B) long ids." in step.splitlines(), step
+    assert "    your code raised RuntimeError: The expanded size of the tensor" in step, step
 
 
 def test_progress_says_when_everything_passes():

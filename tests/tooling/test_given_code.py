@@ -13,8 +13,9 @@ from course.pretrained import pretrained
 from tools import reference
 
 REFERENCE = reference()
-setup, corpus, bilm, pretrain = REFERENCE.setup, REFERENCE.corpus, REFERENCE.bilm, REFERENCE.pretrain
-extract, context, layer_weights = REFERENCE.extract, REFERENCE.context, REFERENCE.layer_weights
+setup, corpus, bilm = REFERENCE.setup, REFERENCE.corpus, REFERENCE.bilm
+pretrain, extract = REFERENCE.pretrain, REFERENCE.extract
+context, layer_weights = REFERENCE.context, REFERENCE.layer_weights
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,11 @@
-"""The test loop: wall time and peak memory of `make test-solutions` and of `make check`.
+"""The test loop: wall time and peak memory of `make test` on a complete implementation, the
+reference, and of `make check`, each against its goal.
 
-`make test-solutions` is `make test` on a complete implementation, the reference. It runs
-twice: first with an empty cache of pre-trained biLMs (a learner's first run, or the first
-after changing sections 1-4, which trains one), then with that cache warm (every later run).
-`make check` runs once, with the repository's own cache as it is.
+`make test-solutions` runs twice: first with an empty cache of pre-trained biLMs (a learner's
+first run, or the first after changing sections 1-4, which trains one), then with that cache
+warm. Then, warm, what a learner runs: `make test SECTION=n` for every section (goal: at
+most SECTION_SECONDS each) and `make test` (at most ALL_SECONDS). `make check` runs once,
+with the repository's own cache as it is (at most CHECK_SECONDS).
 
 Peak memory is the largest resident set of any one process of the command's tree (the
 `ru_maxrss` that `wait4` reports for the child and its descendants, as `/usr/bin/time -v`
@@ -21,12 +23,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.registry import CACHE_ENV_VAR, ROOT
+from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, SECTIONS
 
 LOG_DIR = ROOT / "build" / "bench"
 # A `make bench` passes its own flags and variables (SECTION=3, -j) down to every make it
 # starts; the measured commands must run as a learner types them.
 INHERITED_FROM_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "SECTION")
+SECTION_SECONDS = 5.0  # `make test SECTION=n`, warm, on a complete implementation
+ALL_SECONDS = 15.0  # `make test`, warm, on a complete implementation
+COLD_SECONDS = 30.0  # `make test-solutions` with an empty cache: it trains a biLM first
+CHECK_SECONDS = 180.0  # `make check`
 
 
 @dataclass(frozen=True)
@@ -37,9 +43,11 @@ class CommandRun:
     peak_rss_mib: float
     returncode: int
     log: Path
+    limit_s: float  # the goal: at most this many seconds
 
 
-def run_measured(label: str, command: list[str], env: dict[str, str]) -> CommandRun:
+def run_measured(label: str, command: list[str], env: dict[str, str],
+                 limit_s: float) -> CommandRun:
     """Run `command` in the repository root, output to a log; its wall time and peak RSS."""
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log = LOG_DIR / f"{re.sub(r'[^a-z0-9]+', '-', label).strip('-')}.log"
@@ -51,20 +59,27 @@ def run_measured(label: str, command: list[str], env: dict[str, str]) -> Command
         seconds = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     kib = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)  # macOS counts bytes
-    return CommandRun(label, command, seconds, kib / 1024, process.returncode, log)
+    return CommandRun(label, command, seconds, kib / 1024, process.returncode, log, limit_s)
 
 
 def measure(include_check: bool = True) -> list[CommandRun]:
     env = {k: v for k, v in os.environ.items() if k not in INHERITED_FROM_MAKE}
     runs = []
+    learner = ["make", "test", f"ELMO_IMPL={REFERENCE_DIR}",
+               f"RESULTS={LOG_DIR / 'results-test-loop.json'}"]
     with tempfile.TemporaryDirectory(prefix="elmo-bench-cache-") as cache:
         cached = {**env, CACHE_ENV_VAR: cache}
         runs.append(run_measured("test-solutions (cold cache)", ["make", "test-solutions"],
-                                 cached))
+                                 cached, COLD_SECONDS))
         runs.append(run_measured("test-solutions (warm cache)", ["make", "test-solutions"],
-                                 cached))
+                                 cached, ALL_SECONDS))
+        for section in SECTIONS:
+            runs.append(run_measured(f"test SECTION={section.number} (warm)",
+                                     [*learner, f"SECTION={section.number}"], cached,
+                                     SECTION_SECONDS))
+        runs.append(run_measured("test (warm)", learner, cached, ALL_SECONDS))
     if include_check:
-        runs.append(run_measured("check", ["make", "check"], env))
+        runs.append(run_measured("check", ["make", "check"], env, CHECK_SECONDS))
     return runs
 
 
@@ -72,6 +87,6 @@ def describe(runs: list[CommandRun]) -> list[str]:
     lines = []
     for run in runs:
         status = "ok" if run.returncode == 0 else f"FAILED (exit {run.returncode})"
-        lines.append(f"make {run.label:<28} {run.seconds:7.1f} s  peak RSS "
+        lines.append(f"make {run.label:<28} {run.seconds:7.1f} s (goal {run.limit_s:g}) peak RSS "
                      f"{run.peak_rss_mib:6.0f} MiB  {status}; log {run.log.relative_to(ROOT)}")
     return lines
