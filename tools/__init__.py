@@ -1,6 +1,7 @@
 """The maintainers' and instructors' tools: never shipped to learners.
 
     exercises   generate exercises/ from solutions/, and check it (`make exercises`)
+    contract    check that the section tests rely on nothing the stubs do not state
     notebooks   build the notebooks from their sources, check them, run them both ways
     mistakes    the mistakes catalogue (`make mistakes`)
     mutation    mutation testing of solutions/ (`make mutation`)
