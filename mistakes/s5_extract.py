@@ -1,8 +1,20 @@
 """Section 5 (extract): mistakes in running the biLM to extract ELMo embeddings."""
 
+import textwrap
+
 from tools.mistakes import Alternative, Edit, Mistake
 
 ROWS = "layers[:, 1 : 1 + len(w), b]"
+# The biLM run in eval mode, without gradients, and the mode put back.
+RUN = """
+was_training = model.training
+model.eval()
+try:
+    with torch.no_grad():
+        layers = model(ids.to(device), lengths).layers  # (L + 1, T, B, D)
+finally:
+    model.train(was_training)
+"""
 
 MISTAKES = [
     Mistake(
@@ -29,19 +41,11 @@ MISTAKES = [
         "get_elmo_embeddings calls model.eval() and never puts the model back",
         concept="extraction leaves the model in the mode it found it in",
         caught_by="test_leaves_the_model_in_the_mode_it_found",
-        edits=[Edit("get_elmo_embeddings", """
-            was_training = model.training
-            model.eval()
-            try:
-                with torch.no_grad():
-                    layers = model(ids.to(device), lengths).layers  # (L + 1, T, B, D)
-            finally:
-                model.train(was_training)
-        """, """
+        edits=[Edit("get_elmo_embeddings", RUN, textwrap.dedent("""
             model.eval()
             with torch.no_grad():
                 layers = model(ids.to(device), lengths).layers
-        """)],
+        """))],
     ),
     Mistake(
         "always-back-to-training-mode",
@@ -115,8 +119,7 @@ MISTAKES = [
         "get_elmo_embeddings concatenates the layers of each word into one 1536-d vector",
         concept="the layers stay separate, (L + 1, n, 512), for the mix of section 7",
         caught_by="test_one_sentence_gives_three_layers_per_word",
-        edits=[Edit("get_elmo_embeddings", "layers[:, 1 : 1 + len(w), b]",
-                    "torch.cat(list(layers[:, 1 : 1 + len(w), b]), dim=-1)")],
+        edits=[Edit("get_elmo_embeddings", ROWS, f"torch.cat(list({ROWS}), dim=-1)")],
     ),
 ]
 
@@ -125,16 +128,10 @@ ALTERNATIVES = [
     Alternative(
         "one-sentence-at-a-time",
         "get_elmo_embeddings runs the biLM on each sentence alone, under torch.inference_mode",
-        edits=[Edit("get_elmo_embeddings", """
+        edits=[Edit("get_elmo_embeddings", f"""
             ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
             device = next(model.parameters()).device
-            was_training = model.training
-            model.eval()
-            try:
-                with torch.no_grad():
-                    layers = model(ids.to(device), lengths).layers  # (L + 1, T, B, D)
-            finally:
-                model.train(was_training)
+            {RUN.strip().replace(chr(10), chr(10) + " " * 12)}
             embeddings = [layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]
         """, """
             device = next(model.parameters()).device
