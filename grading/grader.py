@@ -16,6 +16,7 @@ for the whole of `grade`), each section's run gets its share of the time that is
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import threading
@@ -64,6 +65,9 @@ class Grader:
         self._deadline: float | None = None
         self._waiting = self._running = 0
         self.slots = 1
+        # A section's result by its module's bytes: grading is deterministic, so a module
+        # that another submission holds too (an untouched stub, say) is run once.
+        self._graded: dict[tuple[int, str], SectionResult] = {}
 
     @property
     def settings_key(self) -> str:
@@ -164,6 +168,9 @@ class Grader:
                 return score_unrun(section, nodeids,
                                    f"the course has no tests for section {section.number}")
             source = submission.modules[module]
+            same = (section.number, hashlib.sha256(source).hexdigest())
+            if same in self._graded:
+                return copy.deepcopy(self._graded[same])
             flags = scan_module(source, section.number)
             if self._stopped.is_set():
                 raise Stopped
@@ -188,7 +195,10 @@ class Grader:
             if run.forged:
                 flags.append(Flag(FORGES_RESULTS, f"{run.forged} lines on its records stream "
                                   "that the grader's plugin did not write", section.number))
-            return score_run(section, nodeids, run, _distinct(flags), self.limits)
+            result = score_run(section, nodeids, run, _distinct(flags), self.limits)
+            if not (run.timed_out or run.lost):  # this run's fate, not the module's
+                self._graded[same] = copy.deepcopy(result)
+            return result
         except Exception as err:
             if self._stopped.is_set():
                 raise Stopped from err

@@ -71,8 +71,7 @@ REBOUND = {"_pytest.assertion.util": ("_reprcompare", "_config", "_assertion_pas
 CLASS_OWNERS = ("torch", "numpy", "hypothesis", "course", "tests", "grading", "_pytest",
                 "pluggy")
 LIBRARIES = tuple(str(Path(m.__file__).parent) + os.sep for m in (torch, np))
-PLAIN_DATA = (int, float, complex, str, bytes, bool, tuple, list, dict, set, frozenset,
-              type(None))
+MUTABLE_DATA = (list, dict, set, bytearray)  # what can change in place, so compared by value
 # Audit events that a section's own code never causes, by the flag kind they raise.
 EVENTS = {**dict.fromkeys(("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn",
                            "os.spawn", "os.fork", "os.forkpty", "os.kill"), RUNS_PROCESSES),
@@ -208,8 +207,8 @@ def audit_hook(flag: Flags, protected: tuple[str, ...], submission: str,
 class Space:
     """One watched namespace (a module's dict, a class's live mapping, an object's
     attributes): each name, what it held when the tests were collected, and for a function
-    its code and defaults; for the public constants of the course's own modules, also their
-    value as text."""
+    its code and defaults; for the public constants of the course's own modules that could
+    change in place, also their value as text."""
 
     def __init__(self, owner: str, mapping, public_data: bool) -> None:
         self.owner, self.mapping = owner, mapping
@@ -220,7 +219,7 @@ class Space:
         self.defaults = [f.__defaults__ for f in self.functions]
         self.data = {name: repr(value) for name, value in zip(self.names, self.values,
                                                               strict=True)
-                     if public_data and name[:1] != "_" and isinstance(value, PLAIN_DATA)}
+                     if public_data and name[:1] != "_" and _mutable(value)}
 
     # The builtins it uses are bound here, once: a submission that replaces `all` or
     # `operator.is_` is seen replacing them, not believed.
@@ -259,6 +258,13 @@ class Space:
 
 
 _MISSING = object()
+
+
+def _mutable(value: object) -> bool:
+    """Plain data that may change without its name changing what it holds: a list, a dict,
+    a set, or a tuple that holds one (the rest is checked by identity alone)."""
+    return isinstance(value, MUTABLE_DATA) or (
+        isinstance(value, tuple) and any(isinstance(v, MUTABLE_DATA) for v in value))
 
 
 def _watched_modules(extra: tuple[str, ...]) -> list:
@@ -322,13 +328,20 @@ def _resolve(name: str) -> type:
     return getattr(sys.modules[owner] if owner else builtins, attribute)
 
 
-def forged_values(module_name: str) -> list[str]:
-    """What the classes of the submission's module `module_name` do that could make what a
-    test compares not what it seems: subclass a tensor, an array or a value type (a plain
-    NamedTuple excepted), or define how their objects compare, convert or pass isinstance."""
+def forged_values(module: types.ModuleType | None, module_name: str,
+                  every_class: bool) -> list[str]:
+    """What the classes of the submission's module (`module_name`, `module` once imported)
+    do that could make what a test compares not what it seems: subclass a tensor, an array
+    or a value type (a plain NamedTuple excepted), or define how their objects compare,
+    convert or pass isinstance. Looked for among the subclasses of those types, the classes
+    the module holds, and with `every_class` (a tenth of a second with torch loaded) among
+    every class there is."""
     found = []
     value_types = {name: _resolve(name) for name in VALUE_TYPES}
-    for cls in _subclasses((object,)):
+    classes = _subclasses((object,) if every_class else tuple(value_types.values()))
+    if module is not None:
+        classes += [v for v in vars(module).values() if isinstance(v, type)]
+    for cls in dict.fromkeys(classes):
         if getattr(cls, "__module__", None) != module_name:
             continue
         named_tuple = issubclass(cls, tuple) and hasattr(cls, "_fields")
@@ -355,6 +368,9 @@ class Watch:
         self.plugins: list[tuple[str, object]] = []
         self.items: list[pytest.Item] = []
         self.item_state: list[tuple] = []
+        self.looked_everywhere = [False]  # one list all along: its own space stays true
+        self._flat: tuple[list, ...] = ([], [], [], [], [], [])
+        self._own_names: list[set[str]] = []
 
     def _load_earlier_sections(self) -> tuple[str, ...]:
         """Import the reference's modules of the earlier sections (they never import a later
@@ -382,14 +398,50 @@ class Watch:
         self.items, self.item_state = list(session.items), [self._state(i) for i in
                                                               session.items]
         self.session = session
-        self.spaces = namespaces(extra)  # last: the guard's own objects are complete now
-        self.spaces += [Space(f"the grader's {type(o).__name__}", vars(o), False)
-                        for o in [*self.own, pluginmanager]]
-
-    def check(self) -> None:
+        self.spaces = namespaces(extra)
+        getters, names, values = [], [], []
         for space in self.spaces:
-            for change in space.changes():
-                self.flag("monkeypatch", change)
+            getters += [space.mapping.get] * len(space.names)
+            names += space.names
+            values += space.values
+        functions = [f for space in self.spaces for f in space.functions]
+        self._flat = (getters, names, values, functions, [f.__code__ for f in functions],
+                      [f.__defaults__ for f in functions])
+        # last, once every attribute of the guard's own objects is set
+        owned = [*self.own, pluginmanager]
+        self._own_names = [set(vars(o)) for o in owned]
+        own_spaces = [Space(f"the grader's {type(o).__name__}", vars(o), False) for o in owned]
+        self.spaces += own_spaces
+        for space in own_spaces:
+            self._flat[0].extend([space.mapping.get] * len(space.names))
+            self._flat[1].extend(space.names)
+            self._flat[2].extend(space.values)
+
+    def _unchanged(self, _all=all, _map=map, _is=operator.is_, _call=operator.call,
+                   _repeat=repeat, _code=operator.attrgetter("__code__"),
+                   _defaults=operator.attrgetter("__defaults__")) -> bool:
+        """Every space's fast check at once, in C loops over all their names together (the
+        builtins bound here, once, as in `Space._unchanged`)."""
+        getters, names, values, functions, codes, defaults = self._flat
+        return (_all(_map(_is, _map(_call, getters, names, _repeat(_MISSING)), values))
+                and _all(_map(_is, _map(_code, functions), codes))
+                and _all(_map(_is, _map(_defaults, functions), defaults))
+                and _all(space._unchanged() for space in self.spaces if space.data))
+
+    def check(self, every_class: bool = False) -> None:
+        """Flag what changed since the snapshot. Every class is looked at after the test
+        that imported the submission and at the end; after the others, those it holds and
+        the subclasses of the value types."""
+        if not self._unchanged():
+            for space in self.spaces:
+                for change in space.changes():
+                    self.flag("monkeypatch", change)
+        for owned, known in zip([*self.own, self.config.pluginmanager], self._own_names,
+                                strict=True):
+            for name in set(vars(owned)) - known:  # an attribute that hides a method
+                if hasattr(type(owned), name):
+                    self.flag("monkeypatch", f"shadowed the grader's "
+                              f"{type(owned).__name__}.{name}")
         pluginmanager = self.config.pluginmanager
         plugins = pluginmanager.list_name_plugin()
         if len(plugins) != len(self.plugins) or any(
@@ -408,14 +460,26 @@ class Watch:
         if sys.gettrace() is not None or sys.getprofile() is not None:
             self.flag(INSPECTS, "left a trace or profile function set")
         if self.submission_module:
-            for detail in forged_values(self.submission_module):
+            module = sys.modules.get(self.submission_module)
+            every_class = every_class or (module is not None and not self.looked_everywhere[0])
+            self.looked_everywhere[0] |= every_class
+            for detail in forged_values(module, self.submission_module, every_class):
                 self.flag(FORGES, detail)
 
+    # The hooks call `check` as it was when the class was made: a submission that replaces
+    # it (on the class, or on this object) is seen doing so, not obeyed.
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_teardown(self, item: pytest.Item):
+    def pytest_runtest_teardown(self, item: pytest.Item, _check=check):
         result = yield  # the test's own fixtures (monkeypatch) are undone by now
-        self.check()
+        _check(self)
         return result
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, _check=check) -> None:
+        """Once more, looking at every class: one made and used within a test is still
+        there (its instances, its cycles) unless the collector took it meanwhile."""
+        if self.spaces:
+            _check(self, every_class=True)
 
 
 def _without_shrinking() -> None:
