@@ -68,3 +68,20 @@ def test_the_nearest_occurrence_has_the_sense_from_layer_1_on(trained, split):
     for word, reading in found.items():
         assert float(reading.accuracy[0]) == pytest.approx(reading.chance), word
         assert torch.equal(reading.accuracy[1:], torch.ones(2)), (word, reading)
+
+
+def test_top_predictions_read_each_directions_softmax_around_every_word(trained):
+    sentence = "we walked along the bank of the river"
+    found = pretrain.top_predictions(trained.model, sentence, trained.word2idx,
+                                     trained.idx2word, k=3)
+    assert [word for word, _, _ in found] == sentence.split()
+    ids = torch.tensor(corpus.encode(sentence, trained.word2idx, add_boundaries=True))
+    with torch.no_grad():
+        output = trained.model(ids.unsqueeze(1))
+    for t, (_, after, before) in enumerate(found, start=1):
+        for guesses, logits in ((after, output.forward_logits), (before, output.backward_logits)):
+            p = logits[t, 0].softmax(-1)
+            assert [trained.word2idx[w] for w, _ in guesses] == p.topk(3).indices.tolist()
+            assert [q for _, q in guesses] == pytest.approx(p.topk(3).values.tolist())
+    table = pretrain.predictions_table(found)
+    assert len(table.splitlines()) == len(found) and "<-" in table and "->" in table
