@@ -39,6 +39,8 @@ from tests.tooling.test_grading import (
 
 WORK_DIR = ROOT / "build" / "bench" / "grading"
 CLASS_SIZE, PROJECTED_SIZE = 30, 100
+SANDBOX_COST_S = 0.3  # the most the isolation may add to a run
+PROJECTED_MINUTES = 15.0  # the most a class of 100 may take on 2 cores, --jobs 2
 BROKEN = ("hard_crash", "syntax_error", "import_error", "hogs_memory_and_output", "partly_done")
 HOSTILE = ("steals_the_answer_key", "forges_in_process", "forges_by_introspection",
            "outlives_its_run", "harms_the_class")
@@ -136,6 +138,18 @@ def describe(bench: GradingBench) -> list[str]:
         + ("" if bench.returncode == 0 else f", exit {bench.returncode}"),
         f"a class of {PROJECTED_SIZE}, projected: {bench.projected_s / 60:.1f} min",
     ]
+
+
+def goals(bench: GradingBench, goal: type) -> list:
+    """The goals this benchmark measures, as `goal`s (`tools.bench.run.Goal`)."""
+    minutes = bench.projected_s / 60
+    return [goal(f"the sandbox costs <= {SANDBOX_COST_S:g} s per run",
+                 f"{bench.sandbox_cost_s:+.3f} s", bench.sandbox_cost_s <= SANDBOX_COST_S,
+                 f"{bench.sandbox_cost_s - SANDBOX_COST_S:+.3f} s against the limit"),
+            goal(f"a class of {PROJECTED_SIZE} grades in <= {PROJECTED_MINUTES:g} min "
+                 f"(--jobs {bench.jobs}, projected)", f"{minutes:.1f} min",
+                 minutes <= PROJECTED_MINUTES and bench.returncode == 0,
+                 f"{minutes - PROJECTED_MINUTES:+.1f} min against the limit")]
 
 
 def main(argv: list[str] | None = None) -> None:

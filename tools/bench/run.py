@@ -1,7 +1,7 @@
 """`make bench`: every benchmark in one run, then the goals, met or missed.
 
     python -m tools.bench.run [--seed 0] [--threads 1] [--repeats 20] [--no-test-loop]
-                        [--record BENCHMARKS.md]
+                        [--no-grading] [--record BENCHMARKS.md]
 
 1. time to target loss: the reference recipe against the seed's (bench/time_to_target.py),
    and in the same run, that a padded batch trains as one sentence at a time (bench/batching.py);
@@ -9,6 +9,8 @@
 3. the test loop: `make test` on the reference, whole and section by section, and `make check`
    (bench/test_loop.py), a few minutes;
    `--no-test-loop` skips it.
+4. grading: the sandbox's cost per run and a generated class of 30 graded with --jobs 2
+   (bench/grading.py), several minutes; `--no-grading` skips it.
 
 The training and extraction run on `--threads` torch threads: one by default, because every
 tensor here is small and on two shared cores a second thread mostly adds synchronisation
@@ -33,6 +35,7 @@ import torch
 
 from course.registry import ROOT
 from tools.bench import batching, extraction, test_loop, time_to_target
+from tools.bench import grading as grading_bench
 
 MIN_SPEEDUP = 20.0
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
@@ -110,6 +113,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=20, help="timed extraction repeats")
     parser.add_argument("--no-test-loop", action="store_true",
                         help="skip timing make test-solutions and make check")
+    parser.add_argument("--no-grading", action="store_true",
+                        help="skip grading a generated class")
     parser.add_argument("--record", type=Path, metavar="FILE",
                         help="write the results into FILE between its bench markers")
     command_line = sys.argv[1:] if argv is None else argv
@@ -137,6 +142,11 @@ def main(argv: list[str] | None = None) -> None:
         report("3. the test loop", test_loop.describe(loop) + [
             "peak RSS: the largest single process of the command's tree"])
     found = goals(target, check, loop)
+    if not args.no_grading:  # 4. grading: its own goals, beside the others
+        print("\ngrading a generated class of 30 with --jobs 2: about five minutes", flush=True)
+        graded = grading_bench.measure()
+        report("4. grading", grading_bench.describe(graded))
+        found += grading_bench.goals(graded, Goal)
     load_after = os.getloadavg()
     print("\n== goals", *(g.line() for g in found), sep="\n")
     if args.record:
