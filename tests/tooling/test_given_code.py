@@ -18,6 +18,16 @@ pretrain, extract = REFERENCE.pretrain, REFERENCE.extract
 context, layer_weights = REFERENCE.context, REFERENCE.layer_weights
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread, as the section tests run: on two busy cores a second thread turns
+    each step of a tiny LSTM from a millisecond into tens of them."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def trained():
     return pretrained(REFERENCE.package)
