@@ -20,8 +20,9 @@ and `seeds`:
                  single-layer probe, weights null)
     nearest      {seed, split, word, layer, accuracy, chance, n}: 1-nearest-neighbour sense
                  accuracy
-    pretraining  {seed, train, heldout, seconds}: the losses after the last epoch and the
-                 training time; `floors` holds the corpus's entropy floors
+    pretraining  {seed, train, heldout, seconds, cpu_seconds}: the losses after the last
+                 epoch and the training time, wall clock and CPU; `floors` holds the
+                 corpus's entropy floors
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ RECORDS = {
     "context": ("seed", "split", "word", "layer", "same", "different", "baseline"),
     "probes": ("seed", "task", "layer", "accuracy", "weights", "chance", "n"),
     "nearest": ("seed", "split", "word", "layer", "accuracy", "chance", "n"),
-    "pretraining": ("seed", "train", "heldout", "seconds"),
+    "pretraining": ("seed", "train", "heldout", "seconds", "cpu_seconds"),
 }
 TOP_LEVEL = ("run", "seeds", "floors", *RECORDS)
 SPLITS = ("train", "heldout")
@@ -191,7 +192,8 @@ def table_run(results: dict) -> str:
 
 def table_pretraining(results: dict) -> str:
     records, floors = results["pretraining"], results["floors"]
-    column = {key: [r[key] for r in records] for key in ("train", "heldout", "seconds")}
+    column = {key: [r[key] for r in records]
+              for key in ("train", "heldout", "seconds", "cpu_seconds")}
     return _rows(
         ["", "training sentences", "held-out sentences"],
         [["loss after the last epoch", spread(column["train"]), spread(column["heldout"])],
@@ -199,7 +201,9 @@ def table_pretraining(results: dict) -> str:
           f"{floors['phrases']:.3f}", f"{floors['phrases']:.3f}"],
          ["floor: a biLM that knows the training sentences by heart",
           f"{floors['corpus']:.3f}", "infinite (it gives them probability 0)"],
-         ["training time, seconds", spread(column["seconds"]), ""]])
+         ["training time, seconds (wall clock)", spread(column["seconds"]), ""],
+         ["training time, seconds of CPU (one torch thread)", spread(column["cpu_seconds"]),
+          ""]])
 
 
 def table_context(results: dict) -> str:
