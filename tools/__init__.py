@@ -6,6 +6,7 @@
     mistakes    the mistakes catalogue (`make mistakes`)
     mutation    mutation testing of solutions/ (`make mutation`)
     demo        the seed notebook end to end on the reference (`make demo`)
+    results     the demo's results: their schema, targets, and the docs' tables from them
     bench       the benchmarks (`make bench`)
     release     the learners' handout (`make release`)
     autograder  the Gradescope bundle (`make autograder`)
