@@ -9,7 +9,9 @@ with the repository's own cache as it is (at most CHECK_SECONDS).
 
 Peak memory is the largest resident set of any one process of the command's tree (the
 `ru_maxrss` that `wait4` reports for the child and its descendants, as `/usr/bin/time -v`
-shows it), not the sum over processes running at once.
+shows it), not the sum over processes running at once. CPU time is the tree's user and
+system time: the tests run on one torch thread, so on an idle machine the wall time is
+about the CPU time, and on a busy one the CPU time is what the command itself cost.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class CommandRun:
     label: str
     command: list[str]
     seconds: float
+    cpu_seconds: float
     peak_rss_mib: float
     returncode: int
     log: Path
@@ -59,7 +62,8 @@ def run_measured(label: str, command: list[str], env: dict[str, str],
         seconds = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     kib = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)  # macOS counts bytes
-    return CommandRun(label, command, seconds, kib / 1024, process.returncode, log, limit_s)
+    cpu = usage.ru_utime + usage.ru_stime
+    return CommandRun(label, command, seconds, cpu, kib / 1024, process.returncode, log, limit_s)
 
 
 def measure(include_check: bool = True) -> list[CommandRun]:
@@ -87,6 +91,7 @@ def describe(runs: list[CommandRun]) -> list[str]:
     lines = []
     for run in runs:
         status = "ok" if run.returncode == 0 else f"FAILED (exit {run.returncode})"
-        lines.append(f"make {run.label:<28} {run.seconds:7.1f} s (goal {run.limit_s:g}) peak RSS "
+        lines.append(f"make {run.label:<28} {run.seconds:6.1f} s (goal {run.limit_s:g}, CPU "
+                     f"{run.cpu_seconds:.1f} s)  peak RSS "
                      f"{run.peak_rss_mib:6.0f} MiB  {status}; log {run.log.relative_to(ROOT)}")
     return lines
