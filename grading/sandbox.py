@@ -8,18 +8,20 @@ Every run gets a private directory of its own, which only the grader can reach:
                from the bytes read once at start-up (`Pristine`): the reference of the section
                under test and of every later one is not there, so no run has a copy to reach
     impl/      the submission's module of that section, and nothing else of it
-    scratch/   the run's only writable space: $HOME, $TMPDIR, hypothesis' storage, and the
-               pre-trained reference biLM's cache (`course.pretrained`), whose trusted file
-               the run can read but not change
+    tree/      (namespaces) where the run's own filesystem is assembled: the system, root/ and
+               impl/ read-only, and a tmpfs at /scratch, its only writable space ($HOME,
+               $TMPDIR, /tmp, hypothesis' storage, and the pre-trained biLM's cache, whose
+               trusted file it can read but not change)
+    scratch/   (uid and none) that writable space, as a folder of the run's own
     output.txt, records.jsonl, flags.jsonl    what the run printed, and what the fork server
                copied from its two streams (`grading.forkserver`)
 
 and runs `pytest tests/sections --section N` there, forked from `grading.forkserver`, in the
-isolation of `grading.isolation` (its own namespaces by default: it sees root/ and impl/
-read-only and nothing else of the machine but its system), with a wall-clock limit (all of
-its processes are killed), a per-test timeout, and caps on its address space, on any file it
-writes (its output included), on its processes, and on its scratch space. What the grader
-reads back from a run is read with O_NOFOLLOW, from a regular file only, up to a cap.
+isolation of `grading.isolation`, with a wall-clock limit (all of its processes are killed),
+a per-test timeout, and caps on its address space, on any file it writes (its output
+included), on its processes, and on its scratch space. The records it streams are signed
+with a key of the run's (`signed_records`); what the grader reads back is read with
+O_NOFOLLOW, from a regular file only, up to a cap (`read_capped`).
 """
 
 from __future__ import annotations

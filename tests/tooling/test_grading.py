@@ -228,8 +228,8 @@ for _test in ("test_same_seed_gives_same_random_draws", "test_each_generator_is_
 """
 
 # Forgery by what the runtime gives away: a pytest plugin found through the garbage
-# collector that passes every test, the test's own oracle read off its frame, and values
-# that compare equal to anything.
+# collector that passes every test, the guard's check turned off, the test's own oracle
+# read off its frame, and values that compare equal to anything.
 FORGES_BY_INTROSPECTION = """
 import gc, inspect
 import pytest
@@ -245,6 +245,7 @@ class _Pass:
 
 _manager = next(o for o in gc.get_objects() if type(o).__name__ == "PytestPluginManager")
 _manager.register(_Pass(), "passes-everything")
+_manager.get_plugin("grading-watch").check = lambda *args, **kwargs: None
 _oracle = [frame.frame.f_locals for frame in inspect.stack()]
 
 
@@ -708,6 +709,7 @@ def test_forgery_by_introspection_is_flagged_and_earns_nothing(graded):
     assert setup["score"] == 0
     found = details(setup)
     assert {"calls gc.get_objects", "changed pytest's plugins",
+            "shadowed the grader's Watch.check",
             "changed pytest's hook pytest_runtest_makereport",
             "sys._getframe (frame inspection)", "_AlwaysEqual subclasses list",
             "_AlwaysEqual defines __eq__", "_Sneaky subclasses torch.Tensor"} <= found, found

@@ -175,8 +175,9 @@ def test_every_process_of_a_run_dies_with_it(tmp_path, ends):
 
 
 @needs_root
-@pytest.mark.skipif(not shutil.which("setpriv") or not SYSTEM_PYTHON.exists(),
-                    reason="needs setpriv and the system's Python")
+@pytest.mark.skipif(not shutil.which("setpriv") or not SYSTEM_PYTHON.exists()
+                    or not isolation.reachable_by_others(ROOT / "grading" / "isolation.py"),
+                    reason="needs setpriv, the system's Python, and this clone readable by all")
 def test_a_grader_that_is_not_root_isolates_its_runs_too(open_folder):
     """Run as nobody, with the system's Python: the user namespace comes first, then the
     others, as for an instructor grading on their own account."""
@@ -214,7 +215,9 @@ def test_a_grader_that_is_not_root_isolates_its_runs_too(open_folder):
 
 
 @needs_root
-@pytest.mark.skipif(not SYSTEM_PYTHON.exists(), reason="needs the system's Python")
+@pytest.mark.skipif(not SYSTEM_PYTHON.exists()
+                    or not isolation.reachable_by_others(ROOT / "grading" / "isolation.py"),
+                    reason="needs the system's Python, and this clone readable by all")
 def test_uid_mode_gives_a_uid_of_its_own_and_kills_all_of_it(open_folder):
     tmp_path = open_folder
     uid = isolation.RUN_UID_BASE + 7
