@@ -41,6 +41,7 @@ from .pretrained import pretrained
 from .registry import (
     EXERCISES_DIR,
     NOTEBOOKS_DIR,
+    REFERENCE_DIR,
     ROOT,
     SECTIONS,
     STUB_MESSAGE,
@@ -258,9 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(names) - set(notebook_names()))
     if unknown:
         parser.error(f"unknown notebooks {unknown}; choose from {notebook_names()}")
+    others = (f"the others from the reference, {shown(REFERENCE_DIR)}/" if REFERENCE_DIR.is_dir()
+              else "the others from there too")
     print(f"running {len(names)} notebooks headless, {args.parallel} at a time: each runs its "
-          f"own section from {shown(_in_course(args.impl))}/ (IMPL) and the others from the "
-          "reference where there is one, as `make test` does; each stops at its first error")
+          f"own section from {shown(_in_course(args.impl))}/ (IMPL) and {others}, as `make "
+          "test` does; each stops at its first error")
     failed = 0
     for outcome in execute([(name, args.impl) for name in names], args.parallel):
         failed += outcome.error_cell is not None

@@ -165,7 +165,8 @@ def encode(
     """Turn a sentence into word indices; an unknown word becomes UNK, never an error.
 
     Args:
-        sentence: a string (tokenized with `tokenize`) or a list of words.
+        sentence: a string (tokenized with `tokenize`) or a list of words, already
+            tokenized: looked up as they are, not lower-cased again.
         word2idx: the mapping from `build_vocab`.
         add_boundaries: wrap the result in BOS ... EOS, as the biLM expects.
 

@@ -227,7 +227,9 @@ def train_bilm(
         recipe: batch size, learning rate and epochs.
         seed: decides the shuffled orders, alone: the same seed gives the same orders (and
             the same training, from the same weights) whatever was drawn from python's,
-            numpy's or torch's global generators before; another seed, other orders.
+            numpy's or torch's global generators before; another seed, other orders. How is
+            yours to choose: `set_seed(seed)` first, or a `torch.Generator` of the shuffle's
+            own (it leaves the global generators alone), or both.
         device: where to train; None picks it with `get_device`.
         log_every: print the loss every this many epochs (0: never).
         progress: show a progress bar over epochs with the current loss.

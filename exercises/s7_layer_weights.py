@@ -244,8 +244,8 @@ class LayerWeightDemo(nn.Module):
             lr: Adam's learning rate, for the scalars, gamma and the classifier alike.
 
         Returns:
-            the training loss before each step: a list of `epochs` python floats, the first
-            being the loss of the weights fit started from.
+            the training loss before each step: a list of `epochs` python floats (each
+            loss's `.item()`), the first being the loss of the weights fit started from.
         """
         raise NotImplementedError("section 7 (layer_weights): LayerWeightDemo.fit is not implemented yet")
 
