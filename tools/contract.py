@@ -50,7 +50,7 @@ def _library_names() -> frozenset[str]:
                nn.Parameter(torch.zeros(1)), torch.device("cpu"), torch.Size([1]), torch.float32,
                torch.Generator(), torch.optim.Adam, np.zeros(1), np.float64(0), np.random,
                [], {}, "", (), set(), 0, 0.0, True, None, Exception(), type,
-               pytest.MonkeyPatch(), pytest.ExceptionInfo, st.DataObject]
+               pytest.MonkeyPatch(), pytest.ExceptionInfo, st.DataObject, nn.Conv1d(1, 1, 1)]
     names = {name for obj in objects for name in dir(obj)}
     return frozenset(names | {"out", "err", "_replace", "_asdict", "_fields", "value"})
 

@@ -13,8 +13,14 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+
+def letter_words(min_size: int = 1, max_size: int = 7) -> st.SearchStrategy[str]:
+    """Lower-case words of min_size..max_size letters."""
+    return st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=min_size, max_size=max_size)
+
+
 #: words as `tokenize` returns them: lower-case letters
-plain_words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=7)
+plain_words = letter_words()
 
 #: a sentence of 1-8 plain words
 plain_sentences = st.lists(plain_words, min_size=1, max_size=8).map(" ".join)
@@ -41,6 +47,9 @@ def id_batches(vocab_size: int, max_batch: int = 5, max_len: int = 9, min_len: i
 
 #: words no corpus could contain: made only of rare letters, 3+ long
 unknown_words = st.text(alphabet="qxzj", min_size=3, max_size=8)
+
+#: any token's text, as a character mapper may meet it: empty, long, any script
+any_words = st.text(min_size=0, max_size=24)
 
 
 def _magnitudes_with_sign(low: float, high: float) -> st.SearchStrategy[float]:

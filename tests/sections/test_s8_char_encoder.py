@@ -1,0 +1,400 @@
+"""Section 8 (bonus): the character mapper, the character CNN's max-pool, the highway layers,
+and the biLM that reads characters: a layer 0 for any word, everything downstream as before."""
+
+import pytest
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+from torch.nn import functional as F
+
+from .devices import mixed_devices
+from .strategies import any_words, id_batches, id_sequences, letter_words
+
+TOL = dict(atol=1e-5, rtol=1e-4)
+# A character biLM small enough for property tests: what they check holds at any size.
+SMALL = dict(hidden_dim=16, char_dim=8, filters=((1, 4), (2, 4), (3, 8)), highway_layers=1)
+MARKERS = ("<s>", "</s>")
+
+
+def close(a, b):
+    return a.shape == b.shape and torch.allclose(a, b, **TOL)
+
+
+@pytest.fixture(scope="module")
+def vocabulary(corpus):
+    """idx2word of the course's corpus: the words a CharBiLM spells out."""
+    return corpus.build_vocab(corpus.CORPUS)[1]
+
+
+@pytest.fixture(scope="module")
+def small(setup, char_encoder, vocabulary):
+    """A small CharBiLM over the corpus's vocabulary, in eval mode."""
+    setup.set_seed(0)
+    return char_encoder.CharBiLM(vocabulary, **SMALL).eval()
+
+
+@pytest.fixture(scope="module")
+def encoder(setup, char_encoder):
+    """A CharEncoder of the default character sizes (16-d characters, widths 1-7)."""
+    setup.set_seed(0)
+    return char_encoder.CharEncoder(8).eval()
+
+
+# --- the character mapper ----------------------------------------------------------------
+
+@given(word=any_words, max_chars=st.integers(3, 20))
+@example(word="naïve", max_chars=16)
+@example(word="internationalisation", max_chars=16)
+def test_a_word_is_bow_its_bytes_eow_then_padding(char_encoder, word, max_chars):
+    """[BEGIN_OF_WORD, FIRST_BYTE + each UTF-8 byte (the first max_chars - 2), END_OF_WORD,
+    CHAR_PAD ...], max_chars ids in all."""
+    m = char_encoder
+    if word in MARKERS:
+        return
+    ids = m.char_ids(word, max_chars)
+    kept = [m.FIRST_BYTE + b for b in word.encode("utf-8")][: max_chars - 2]
+    where = f"char_ids({word!r}, max_chars={max_chars})"
+    assert isinstance(ids, list) and len(ids) == max_chars, (
+        f"{where} should give a list of max_chars = {max_chars} ids, got {ids!r}")
+    assert ids[0] == m.BEGIN_OF_WORD and ids[len(kept) + 1] == m.END_OF_WORD, (
+        f"{where}: a word starts with BEGIN_OF_WORD ({m.BEGIN_OF_WORD}) and its (cut) bytes "
+        f"end with END_OF_WORD ({m.END_OF_WORD}), got {ids}")
+    assert ids[1 : len(kept) + 1] == kept, (
+        f"{where}: between BOW and EOW come the word's UTF-8 bytes, byte b as FIRST_BYTE + b "
+        f"(a non-ASCII letter is two or more bytes), the first max_chars - 2 = "
+        f"{max_chars - 2} of them: expected {kept}, got {ids[1:len(kept) + 1]}")
+    assert all(i == m.CHAR_PAD for i in ids[len(kept) + 2 :]), (
+        f"{where}: after EOW comes CHAR_PAD ({m.CHAR_PAD}) up to max_chars, got {ids}")
+
+
+def test_the_sentence_boundaries_are_one_marker_each(char_encoder):
+    """<s> and </s> are BOW, their marker, EOW; <unk> and <pad> are spelled out."""
+    m = char_encoder
+    for token, marker in zip(MARKERS, (m.BEGIN_OF_SENTENCE, m.END_OF_SENTENCE), strict=True):
+        expected = [m.BEGIN_OF_WORD, marker, m.END_OF_WORD] + [m.CHAR_PAD] * (m.MAX_CHARS - 3)
+        assert m.char_ids(token) == expected, (
+            f"char_ids({token!r}) should be [BOW, its marker {marker}, EOW] then padding: "
+            f"expected {expected}, got {m.char_ids(token)}")
+    for token in ("<unk>", "<pad>"):
+        spelled = [m.FIRST_BYTE + b for b in token.encode()]
+        assert m.char_ids(token)[1 : 1 + len(spelled)] == spelled, (
+            f"char_ids({token!r}): every word but <s> and </s> is spelled out as it is written")
+
+
+# --- the highway layers ------------------------------------------------------------------
+
+DIM = 6
+
+
+def highway_with_gate_bias(char_encoder, bias, num_layers=2):
+    """A Highway whose gates' biases are all `bias`."""
+    torch.manual_seed(0)
+    highway = char_encoder.Highway(DIM, num_layers)
+    with torch.no_grad():
+        for layer in highway.layers:
+            layer.bias[DIM:] = bias
+    return highway
+
+
+def inputs():
+    return torch.randn(5, DIM, generator=torch.Generator().manual_seed(1))
+
+
+def test_a_highway_layer_is_one_linear_of_twice_the_width(char_encoder):
+    """Highway(6, 3).layers: 3 registered nn.Linear(6, 12)."""
+    highway = char_encoder.Highway(DIM, 3)
+    shapes = [(layer.in_features, layer.out_features) for layer in highway.layers]
+    assert shapes == [(DIM, 2 * DIM)] * 3, (
+        f"Highway({DIM}, num_layers=3).layers should be 3 nn.Linear({DIM}, {2 * DIM}), one per "
+        f"layer giving f and the gate's g together; found (in, out) = {shapes}")
+    registered = {id(p) for p in highway.parameters()}
+    assert all(id(layer.weight) in registered for layer in highway.layers), (
+        "the highway's layers are not among its parameters(): keep them in an nn.ModuleList")
+
+
+def test_the_gate_bias_starts_at_one(char_encoder):
+    """In each layer, bias[dim:] (the gate's half) is 1; the transform's half is not."""
+    for number, layer in enumerate(char_encoder.Highway(DIM, 2).layers):
+        gate, transform = layer.bias[DIM:].detach(), layer.bias[:DIM].detach()
+        assert torch.equal(gate, torch.ones(DIM)), (
+            f"layer {number}: the gate's bias, bias[{DIM}:], should start at 1 (AllenNLP's "
+            f"init: a new layer mostly carries its input), got {gate.tolist()}")
+        assert not torch.equal(transform, torch.ones(DIM)), (
+            f"layer {number}: only the gate's half of the bias starts at 1; bias[:{DIM}] "
+            f"belongs to f, the transform, and keeps nn.Linear's initialisation")
+
+
+def test_a_gate_wide_open_carries_the_input(char_encoder):
+    """With the gates' bias at +40 (t = 1), two highway layers give their input back."""
+    highway, x = highway_with_gate_bias(char_encoder, 40.0), inputs()
+    y = highway(x)
+    assert close(y, x), (
+        "with the gate's bias at +40, t = sigmoid(g) = 1 and y = t * x + (1 - t) * relu(f) "
+        "must be x itself: the gate says how much of the input to carry")
+
+
+def test_a_gate_shut_transforms_through_a_relu(char_encoder):
+    """With the gates' bias at -40 (t = 0), y = relu(f2(relu(f1(x)))): layer after layer."""
+    highway, x = highway_with_gate_bias(char_encoder, -40.0), inputs()
+    expected = x
+    for layer in highway.layers:
+        expected = F.relu(expected @ layer.weight[:DIM].T + layer.bias[:DIM])
+    y = highway(x)
+    assert close(y, expected), (
+        "with the gate's bias at -40, t = 0 and each layer gives relu(f), f being the first "
+        "half of its nn.Linear's outputs; the second layer reads the first layer's output")
+
+
+# --- the character CNN -------------------------------------------------------------------
+
+def stages(encoder, chars):
+    """The encoder's output, and what its highway and its projection read (None if never
+    called)."""
+    seen = {}
+
+    def keep(name):
+        def hook(module, args, output):
+            seen.setdefault(name, args[0])  # returns None: the output stays as it is
+        return hook
+
+    hooks = [encoder.highway.register_forward_hook(keep("highway")),
+             encoder.projection.register_forward_hook(keep("projection"))]
+    try:
+        output = encoder(chars)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return output, seen.get("highway"), seen.get("projection")
+
+
+def pooled_by_hand(encoder, chars):
+    """(N, filters) each filter's largest response over the windows within each token (a
+    token shorter than the filter: its first window), before the ReLU."""
+    x = encoder.char_embedding(chars).transpose(1, 2)  # (N, char_dim, C)
+    lengths = (chars != 0).sum(dim=-1).tolist()
+    features = []
+    for conv in encoder.convolutions:
+        width, windows = conv.kernel_size[0], conv(x)
+        features.append(torch.stack([windows[i, :, : max(n - width, 0) + 1].amax(dim=-1)
+                                     for i, n in enumerate(lengths)]))
+    return torch.cat(features, dim=-1)
+
+
+tokens = st.lists(st.one_of(letter_words(0, 20), st.sampled_from(MARKERS)), min_size=1,
+                  max_size=4)
+
+
+def test_the_encoder_parts_follow_its_arguments(char_encoder):
+    """Embedding, one Conv1d(char_dim, count, width) per filter in order, highway, projection."""
+    m = char_encoder
+    filters = ((2, 3), (5, 1), (1, 2))
+    for args, (char_dim, chosen, layers) in [((12, 5, filters, 3), (5, filters, 3)),
+                                             ((256,), (16, m.FILTERS, 2))]:
+        encoder = m.CharEncoder(*args)
+        where, features = f"CharEncoder{args}", sum(count for _, count in chosen)
+        embedding = encoder.char_embedding
+        assert (embedding.num_embeddings, embedding.embedding_dim, embedding.padding_idx) == (
+            m.CHAR_VOCAB_SIZE, char_dim, m.CHAR_PAD), (
+            f"{where}.char_embedding should be nn.Embedding(CHAR_VOCAB_SIZE, {char_dim}, "
+            f"padding_idx=CHAR_PAD), so that padding embeds to zero")
+        found = [(c.in_channels, c.out_channels, c.kernel_size[0]) for c in encoder.convolutions]
+        wanted = [(char_dim, count, width) for width, count in chosen]
+        assert found == wanted, (
+            f"{where}.convolutions: one nn.Conv1d(char_dim, count, width) per (width, count) "
+            f"of filters, in order, every width its own: (in, out, width) should be {wanted}, "
+            f"found {found}")
+        shapes = [(layer.in_features, layer.out_features) for layer in encoder.highway.layers]
+        assert shapes == [(features, 2 * features)] * layers, (
+            f"{where}.highway should be Highway({features}, {layers}) over the {features} "
+            f"filters' maxima, found layers {shapes}")
+        projection = (encoder.projection.in_features, encoder.projection.out_features)
+        assert projection == (features, args[0]), (
+            f"{where}.projection should be nn.Linear({features}, {args[0]}), found {projection}")
+
+
+def test_the_output_has_the_projection_width_for_any_leading_shape(char_encoder):
+    """(T, B, C) -> (T, B, output_dim) and (N, C) -> (N, output_dim)."""
+    encoder = char_encoder.CharEncoder(12, char_dim=4, filters=((1, 2), (3, 2)))
+    chars = char_encoder.words_to_chars(["a", "bank", "river", "<s>", "x", "by"]).view(3, 2, -1)
+    for given_chars, shape in [(chars, (3, 2, 12)), (chars.view(6, -1), (6, 12))]:
+        found = tuple(encoder(given_chars).shape)
+        assert found == shape, (
+            f"characters of shape {tuple(given_chars.shape)} should give {shape}: one "
+            f"output_dim = 12 vector per token, after the projection; got {found}")
+
+
+@given(words=tokens)
+def test_each_filter_keeps_its_largest_window_within_the_token(char_encoder, encoder, words):
+    """What the highway reads is, per filter, the max over the windows inside the token."""
+    chars = char_encoder.words_to_chars(words)
+    _, highway_input, _ = stages(encoder, chars)
+    assert highway_input is not None, "the encoder never called its highway"
+    expected = pooled_by_hand(encoder, chars)
+    assert highway_input.shape == expected.shape, (
+        f"the highway should read (tokens, filters) = {tuple(expected.shape)}, got "
+        f"{tuple(highway_input.shape)}")
+    positive = expected > 0
+    assert close(highway_input[positive], expected[positive]), (
+        f"tokens {words}: each filter should keep its largest response (a max, not a mean) "
+        "over the windows that lie wholly within the token, BOW to EOW, windows sliding "
+        "along the characters; a token shorter than the filter has its first window only")
+
+
+def test_the_maxima_go_through_a_relu_before_the_highway(char_encoder, encoder):
+    """What the highway reads is relu(each filter's max): no negative value."""
+    chars = char_encoder.words_to_chars(["bank", "<s>", "riverbank", "a"])
+    _, highway_input, _ = stages(encoder, chars)
+    assert highway_input is not None, "the encoder never called its highway"
+    expected = F.relu(pooled_by_hand(encoder, chars))
+    assert close(highway_input, expected), (
+        "the filters' maxima go through a ReLU before the highway (as in the paper's "
+        f"released model); the highway read values down to {float(highway_input.min()):.3f}")
+
+
+@given(word=letter_words(5, 14))
+def test_padding_after_a_word_changes_nothing(char_encoder, encoder, word):
+    """A word's vector is the same with no padding, padded to 16 and padded to 24."""
+    spelled = [char_encoder.words_to_chars([word], max_chars)
+               for max_chars in (len(word) + 2, char_encoder.MAX_CHARS, 24)]
+    tight, *padded = (encoder(chars) for chars in spelled)
+    for chars, vector in zip(spelled[1:], padded, strict=True):
+        assert close(vector, tight), (
+            f"{word!r} padded to {chars.shape[-1]} characters gives another vector than with "
+            "no padding: a window that reaches into the padding must not count in the max")
+
+
+def test_the_highway_output_is_projected(char_encoder, encoder):
+    """The projection reads the highway's output, and its output is the encoder's."""
+    chars = char_encoder.words_to_chars(["bank", "banks", "<s>"])
+    output, highway_input, projection_input = stages(encoder, chars)
+    assert highway_input is not None and projection_input is not None, (
+        "the encoder should call its highway, then its projection")
+    assert close(projection_input, encoder.highway(highway_input)), (
+        "the projection should read the highway layers' output")
+    assert close(output, encoder.projection(projection_input)), (
+        "the encoder's output is the projection's")
+
+
+def test_the_encoder_works_on_the_device_of_its_input(char_encoder):
+    """On the meta device (shapes, no values), module and characters: no tensor elsewhere."""
+    encoder = char_encoder.CharEncoder(4, char_dim=2, filters=((1, 2), (2, 2))).to("meta")
+    chars = torch.zeros(3, char_encoder.MAX_CHARS, dtype=torch.long, device="meta")
+    mixed = mixed_devices(lambda: encoder(chars))
+    assert mixed is None, (
+        "make every index tensor on the characters' device (torch.arange(..., device="
+        f"chars.device)), or the encoder fails on a GPU: {mixed}")
+
+
+# --- the character biLM ------------------------------------------------------------------
+
+def test_the_char_bilm_spells_its_vocabulary_and_encodes_the_characters(char_encoder,
+                                                                       vocabulary):
+    """embedding: Spelling(words); token_projection: a CharEncoder of its sizes; LSTMs and
+    heads as the biLM's."""
+    m = char_encoder
+    model = m.CharBiLM(vocabulary, **SMALL)
+    words = [vocabulary[i] for i in range(len(vocabulary))]
+    assert isinstance(model.embedding, m.Spelling) and torch.equal(
+        model.embedding.table, m.words_to_chars(words)), (
+        "CharBiLM.embedding should be Spelling(words): the characters of each word id")
+    encoder = model.token_projection
+    assert isinstance(encoder, m.CharEncoder), (
+        f"CharBiLM.token_projection should be a CharEncoder, found {type(encoder).__name__}")
+    found = ([c.kernel_size[0] for c in encoder.convolutions], encoder.char_embedding.embedding_dim,
+             len(encoder.highway.layers), encoder.projection.out_features)
+    wanted = ([w for w, _ in SMALL["filters"]], SMALL["char_dim"], SMALL["highway_layers"],
+              SMALL["hidden_dim"])
+    assert found == wanted, (
+        "CharBiLM(words, hidden_dim=16, char_dim=8, filters=((1, 4), (2, 4), (3, 8)), "
+        "highway_layers=1) should give its encoder those sizes, projecting to hidden_dim: "
+        f"(widths, char_dim, highway layers, output) should be {wanted}, found {found}")
+    sizes = [(lstm.input_size, lstm.hidden_size) for lstm in model.forward_lstms]
+    assert sizes == [(16, 16), (16, 16)] and model.forward_head.out_features == len(words), (
+        "the LSTMs and heads are BiLM's, of hidden_dim = 16 and len(words) outputs")
+
+
+def test_an_unseen_word_gets_a_layer_0_of_its_own(char_encoder, small):
+    """Layer 0 of castle and riverbank, words the corpus lacks: not <unk>'s, not alike."""
+    m = char_encoder
+    sentence = ["<s>", "castle", "riverbank", "<unk>", "</s>"]
+    layer0 = small(m.words_to_chars(sentence).unsqueeze(1)).layers[0, :, 0]
+    for position, word in ((1, "castle"), (2, "riverbank")):
+        assert not torch.allclose(layer0[position], layer0[3], **TOL), (
+            f"layer 0 of {word!r} is the vector of '<unk>': a word's characters make its "
+            "vector, so that a word outside the vocabulary is not unknown")
+    assert not torch.allclose(layer0[1], layer0[2], **TOL), (
+        "castle and riverbank, two unseen words, got the same layer 0")
+
+
+def test_a_words_layer_0_is_the_same_in_any_sentence(char_encoder, small):
+    """bank's layer 0 beside short words and beside long ones is one vector."""
+    m = char_encoder
+    vectors = []
+    for sentence in ("we sat on the bank", "the television was by the bank"):
+        chars, lengths = m.sentence_chars([sentence])
+        vectors.append(small(chars, lengths).layers[0, -2, 0])
+    assert torch.equal(vectors[0], vectors[1]), (
+        "layer 0 of 'bank' changed with its sentence: each token is encoded from its own "
+        "characters alone, however long the other tokens of the batch are")
+
+
+@given(batch=id_batches(120, max_batch=4, max_len=8))
+def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, batch):
+    """Each sentence of a padded batch of word ids gets what it gets alone."""
+    ids, lengths = corpus.pad_batch(batch)
+    together = small(ids, lengths)
+    for b, sentence in enumerate(batch):
+        n = len(sentence)
+        alone = small(torch.tensor(sentence).unsqueeze(1))
+        assert close(together.layers[:, :n, b], alone.layers[:, :, 0]), (
+            f"sentence {b} (length {n}, in a batch of {len(batch)} padded to {ids.shape[0]}) "
+            "gets other layers than alone: the encoder's (T, B, C) characters are tokens "
+            "t, b; keep each token's vector at its own position")
+
+
+@given(st.data())
+def test_no_direction_sees_the_token_it_predicts(small, data):
+    """Changing token k of sentence 0 leaves its forward states before k and its backward
+    states after k unchanged."""
+    h = SMALL["hidden_dim"]
+    length = data.draw(st.integers(3, 8), label="length")
+    ids = torch.stack([torch.tensor(data.draw(id_sequences(120, length, length)))
+                       for _ in range(2)], dim=1)
+    k = data.draw(st.integers(1, length - 2), label="k")
+    changed = ids.clone()
+    changed[k, 0] = (ids[k, 0] + 1) % 120
+    before, after = small(ids).layers[1:, :, 0], small(changed).layers[1:, :, 0]
+    assert close(before[:, :k, :h], after[:, :k, :h]), (
+        f"changing token {k} changed the forward states at positions < {k}: a token's vector "
+        "must come from its own characters only, never from the other tokens of the batch")
+    assert close(before[:, k + 1 :, h:], after[:, k + 1 :, h:]), (
+        f"changing token {k} changed the backward states at positions > {k}: a token's "
+        "vector must come from its own characters only, never from the other tokens")
+
+
+def test_same_input_twice_gives_identical_output(small):
+    """Two calls on one input give bit-identical layers: nothing random in eval mode."""
+    ids = torch.tensor([[2], [40], [7], [3]])
+    assert torch.equal(small(ids).layers, small(ids).layers), (
+        "the same input gave different layers on a second call: nothing in the encoder may "
+        "be random in eval mode (F.dropout drops at random unless told training=False)")
+
+
+def test_train_bilm_trains_every_part_of_a_char_bilm(setup, char_encoder, corpus, pretrain,
+                                                     vocabulary):
+    """Section 4's train_bilm lowers a CharBiLM's loss and moves every encoder parameter."""
+    setup.set_seed(0)
+    model = char_encoder.CharBiLM(vocabulary, **SMALL)
+    start = {name: p.detach().clone() for name, p in model.token_projection.named_parameters()}
+    convolutions = {id(p) for c in model.token_projection.convolutions for p in c.parameters()}
+    registered = {id(p) for p in model.parameters()}
+    assert convolutions <= registered, (
+        "the convolutions' weights are not among the CharBiLM's parameters(): no optimizer "
+        "would train them; keep them in an nn.ModuleList")
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    history = pretrain.train_bilm(model, corpus.CORPUS[:4], word2idx, pretrain.Recipe(2, 0.01, 3),
+                                  device="cpu", log_every=0, progress=False)
+    assert history[-1] < history[0], f"the loss should fall over 3 epochs, got {history}"
+    still = [name for name, p in model.token_projection.named_parameters()
+             if torch.equal(p.detach(), start[name])]
+    assert not still, f"training left these encoder parameters unchanged: {still}"
