@@ -123,14 +123,18 @@ class _LiveModule:
         return f"<section {self._section.number} ({self._section.name}), as its file is now>"
 
 
-def pretrained_bilm(sections: Sections) -> SimpleNamespace:
+def pretrained_bilm(sections: Sections, characters: bool = False) -> SimpleNamespace:
     """The biLM that `sections`' sections 1-4 pre-train on the corpus (`course.pretrained`),
     saying so first: it trains once for each version of those files, then comes from
-    the cache."""
-    print("the biLM pre-trained by sections 1-4 (the first time, or after they change, it "
-          "trains now, for a few seconds; then it is read from the cache) ...")
-    trained = pretrained(sections.package)
-    print(f"... {len(trained.history)} epochs, final loss {trained.history[-1]:.3f}")
+    the cache. With `characters`, section 8's character biLM, trained the same way."""
+    which = "the character biLM pre-trained by sections 1-4 and 8" if characters else (
+        "the biLM pre-trained by sections 1-4")
+    print(f"{which} (the first time, or after they change, it trains now, for a few "
+          "seconds; then it is read from the cache) ...")
+    trained = pretrained(sections.package, characters)
+    took = "" if trained.cpu_seconds is None else (
+        f", trained in {trained.cpu_seconds:.1f} s of CPU")
+    print(f"... {len(trained.history)} epochs, final loss {trained.history[-1]:.3f}{took}")
     return trained
 
 

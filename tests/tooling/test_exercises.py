@@ -455,7 +455,9 @@ def test_progress_gives_points_in_proportion_and_the_next_step():
     assert rows[3].split()[:4] == ["3", "bilm", "2/4", "12.5/25"]
     assert rows[3].endswith("1 failed, 1 not implemented") and "[##########..........]" in rows[3]
     assert rows[4].endswith("not implemented yet") and rows[2].endswith("not run")
-    assert rows[-1].split() == ["total", "6/9", "17.5/100"]
+    assert rows[8].split()[:5] == ["8", "char_encoder", "(bonus)", "-", "0/10"], rows[8]
+    assert rows[-1].split() == ["total", "6/9", "17.5/100", "+", "0", "bonus"], (
+        "the bonus section's points come on top of the 100")
     step = next_step(progress, ROOT / "exercises")
     assert "section 3 (bilm)" in step and "exercises/s3_bilm.py" in step
     assert BILM.hint in step and "test_shapes (failed)" in step and "SECTION=3" in step
