@@ -10,18 +10,27 @@ reference's own functions:
                 on training and on held-out sentences, against the anisotropy baseline;
                 1-nearest-neighbour sense accuracy
     section 7   the learned layer weights and single-layer probes of the two tasks
+    section 8   all of it again for the character biLM (`CharBiLM`, its `CHAR_RECIPE`),
+                and, for words the corpus lacks, where their relatives rank among their
+                nearest words: for the word biLM (<unk>), an untrained character biLM and
+                the trained one
 
-It writes every number to `--out`/results.json (the schema is `tools.results`'s; `python
--m tools.results write` turns it into the README's and docs' tables), prints the tables
-and the targets, and draws, naming each file as it goes:
+The character biLM's seeds run in worker processes beside the word biLM's (`--jobs`, two
+by default: one core each). It writes every number to `--out`/results.json (the schema is
+`tools.results`'s; `python -m tools.results write` turns it into the README's and docs'
+tables), prints the tables and the targets, and draws, naming each file as it goes:
 
-    training_loss.png         training and held-out loss per epoch, with the floors
+    training_loss.png         training and held-out loss per epoch, with the floors, for
+                              both biLMs
     context_gaps.png          same-minus-different gap per word and layer, over seeds
     context_comparison.png    seed 0: the gap per word; the pooled groups and the baseline
     halves.png                seed 0: the forward and backward halves compared
     pca_<word>.png            seed 0: the word's occurrences per layer, by sense
     layer_weights.png         learned weights and probes, with chance, over seeds
     nearest.txt               seed 0: nearest occurrences per layer (the paper's Table 4)
+    char_vs_word.png          the word and the character biLM side by side, over seeds: the
+                              context gap, the word-class probes, the relatives' ranks
+    char_neighbours.txt       seed 0: the nearest words of the words the corpus lacks
 
 It runs on one CPU thread unless told otherwise: every tensor here is small, and on two
 shared cores a second thread's synchronisation costs more than it saves.
@@ -31,6 +40,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import time
 from pathlib import Path
 from unittest import mock
@@ -44,8 +55,9 @@ from tools import reference, results
 from tools.bench.run import machine
 
 _reference = reference()
-corpus, pretraining, context, layer_weights = (
-    _reference.corpus, _reference.pretrain, _reference.context, _reference.layer_weights)
+corpus, pretraining, context, layer_weights, char_encoder = (
+    _reference.corpus, _reference.pretrain, _reference.context, _reference.layer_weights,
+    _reference.char_encoder)
 set_seed, BiLM = _reference.setup.set_seed, _reference.bilm.BiLM
 
 DEFAULT_OUT = BUILD_DIR / "demo"
@@ -56,11 +68,12 @@ def heading(text: str) -> None:
     print(f"\n== {text} " + "=" * max(0, 84 - len(text)))
 
 
-def pretrain(seed: int, word2idx: dict[str, int]) -> tuple[BiLM, list[float], list[float],
-                                                          dict[str, float]]:
-    """A biLM trained on `corpus.CORPUS` with the default recipe, initialised and shuffled by
-    `seed`: (model, training loss per epoch, held-out loss per epoch, training time as
-    {"seconds": wall clock, "cpu_seconds": this process's CPU time}).
+def pretrain(seed: int, word2idx: dict[str, int], characters: bool = False
+             ) -> tuple[BiLM, list[float], list[float], dict[str, float]]:
+    """A biLM trained on `corpus.CORPUS` with the default recipe (with `characters`, a
+    `CharBiLM` with its `CHAR_RECIPE`), initialised and shuffled by `seed`: (model, training
+    loss per epoch, held-out loss per epoch, training time as {"seconds": wall clock,
+    "cpu_seconds": this process's CPU time}).
 
     `train_bilm` records `corpus_loss` after each epoch; wrapping that call records the
     held-out loss at the same moments, and its time is left out of the training time. On a
@@ -79,14 +92,65 @@ def pretrain(seed: int, word2idx: dict[str, int]) -> tuple[BiLM, list[float], li
         return evaluate(model, sentences, vocabulary)
 
     set_seed(seed)
-    model = BiLM(len(word2idx))
+    if characters:
+        model, recipe = char_encoder.CharBiLM(_idx2word(word2idx)), char_encoder.CHAR_RECIPE
+    else:
+        model, recipe = BiLM(len(word2idx)), pretraining.DEFAULT_RECIPE
     with mock.patch.object(pretraining, "corpus_loss", with_heldout):
         start = {name: clock() for name, clock in clocks.items()}
-        history = pretraining.train_bilm(model, corpus.CORPUS, word2idx,
-                                         pretraining.DEFAULT_RECIPE, seed=seed, device="cpu",
-                                         log_every=0, progress=False)
+        history = pretraining.train_bilm(model, corpus.CORPUS, word2idx, recipe, seed=seed,
+                                         device="cpu", log_every=0, progress=False)
         spent = {name: clock() - start[name] - evaluating[name] for name, clock in clocks.items()}
     return model, history, heldout, spent
+
+
+def measure(seed: int, word2idx: dict[str, int], characters: bool = False) -> dict:
+    """One biLM of `seed`, pre-trained, and what sections 6-8 measure on it: the records of
+    `tools.results` ("pretraining", "context", "nearest", "probes", "neighbours"), with
+    "curves" (training and held-out loss per epoch), "tasks" (the `TaskResult`s) and, for
+    seed 0, "first" (the model, the training comparison and its baseline)."""
+    model, train, heldout, spent = pretrain(seed, word2idx, characters)
+    found = {"pretraining": [{"seed": seed, "train": train[-1], "heldout": heldout[-1],
+                              **spent}],
+             "context": [], "nearest": [], "probes": [], "curves": (train, heldout)}
+    for split, labels, sentences in (
+            ("train", corpus.SENSE_LABELS, corpus.CORPUS),
+            ("heldout", corpus.HELDOUT_LABELS, corpus.HELDOUT)):
+        comparison = context.compare_contexts(model, word2idx, labels)
+        baseline = context.anisotropy_baseline(model, word2idx, sentences)
+        found["context"] += context_records(seed, split, comparison, baseline)
+        found["nearest"] += nearest_records(seed, split, context.nearest_sense_accuracy(
+            model, word2idx, labels, corpus.SENSE_LABELS))
+        if seed == 0 and split == "train" and not characters:
+            found["first"] = (model, comparison, baseline)
+    tasks = (layer_weights.word_class_task(model, word2idx),
+             layer_weights.sense_task(model, word2idx))
+    found["tasks"] = [layer_weights.evaluate_task(task, seed=seed) for task in tasks]
+    for result in found["tasks"]:
+        found["probes"] += probe_records(seed, result)
+    models = {"word": model}
+    if characters:
+        set_seed(seed)  # the weights the trained one started from
+        models = {"untrained": char_encoder.CharBiLM(_idx2word(word2idx)), "char": model}
+    neighbours = {name: char_encoder.nearest_relatives(each, word2idx)
+                  for name, each in models.items()}
+    found["neighbours"] = [{"seed": seed, "model": name, "query": n.query,
+                            "relative": n.relative, "rank": n.rank,
+                            "candidates": n.candidates}
+                           for name, found_ in neighbours.items() for n in found_]
+    found["neighbour_tables"] = {name: char_encoder.neighbours_table(found_)
+                                 for name, found_ in neighbours.items()}
+    return found
+
+
+def _idx2word(word2idx: dict[str, int]) -> dict[int, str]:
+    return {i: word for word, i in word2idx.items()}
+
+
+def measure_characters(seed: int, word2idx: dict[str, int]) -> dict:
+    """`measure` of the character biLM of `seed`, in a worker process of one torch thread."""
+    torch.set_num_threads(1)
+    return measure(seed, word2idx, characters=True)
 
 
 def context_records(seed: int, split: str, comparison, baseline: torch.Tensor) -> list[dict]:
@@ -116,25 +180,28 @@ def probe_records(seed: int, result) -> list[dict]:
               for layer, accuracy in enumerate(result.layer_accuracy))]
 
 
-def plot_training_loss(curves: dict[int, tuple[list[float], list[float]]],
+def plot_training_loss(curves: dict[str, list[tuple[list[float], list[float]]]],
                        floors: dict[str, float], path: Path) -> Figure:
-    """Training and held-out loss after each epoch, one pair of lines per seed, and the
-    floors of a biLM that knows the phrases and of one that knows the sentences by heart."""
+    """Training and held-out loss after each epoch, one pair of lines per seed and biLM
+    (the word biLM solid, the character biLM dashed), and the floors of a biLM that knows
+    the phrases and of one that knows the sentences by heart."""
     figure = Figure(figsize=(7, 4.5), layout="constrained")
     ax = figure.subplots()
-    for n, (train, heldout) in enumerate(curves.values()):
-        epochs = range(1, len(train) + 1)
-        for losses, colour, name in ((train, "C0", "training"), (heldout, "C1", "held-out")):
-            ax.plot(epochs, losses, color=colour, alpha=0.6,
-                    label=None if n else f"{name} sentences")
+    for model, style in (("word", "-"), ("char", "--")):
+        for n, (train, heldout) in enumerate(curves[model]):
+            epochs = range(1, len(train) + 1)
+            for losses, colour, split in ((train, "C0", "training"), (heldout, "C1", "held-out")):
+                ax.plot(epochs, losses, color=colour, linestyle=style, alpha=0.6,
+                        label=None if n else f"{results.MODEL_NAMES[model]}, {split} sentences")
     ax.axhline(floors["phrases"], color="black", linestyle="--",
                label=f"floor: the phrases known ({floors['phrases']:.3f})")
     ax.axhline(floors["corpus"], color="grey", linestyle=":",
                label=f"floor: the training sentences by heart ({floors['corpus']:.3f})")
     ax.set_xlabel("epoch")
     ax.set_ylabel("forward + backward LM loss")
-    ax.set_title(f"biLM pre-training, {len(curves)} seeds")
-    ax.legend()
+    ax.set_title(f"biLM pre-training, {len(curves['word'])} seeds")
+    ax.set_ylim(top=max(6.0, 1.2 * floors["phrases"]))  # the first epochs run off the top
+    ax.legend(fontsize="small")
     figure.savefig(path, dpi=120)
     return figure
 
@@ -161,15 +228,64 @@ def plot_gaps(found: dict, path: Path) -> Figure:
     return figure
 
 
+def plot_char_vs_word(found: dict, path: Path) -> Figure:
+    """The word and the character biLM side by side, mean ± 1 sd over seeds: the pooled
+    context gap per layer on held-out sentences, with the cosine of two different words;
+    the word-class task's single-layer probes, with chance; the rank of the relatives of
+    words the corpus lacks, with chance."""
+    figure = Figure(figsize=(13, 4), layout="constrained")
+    gaps, probes, ranks = figure.subplots(1, 3)
+    views = {"word": found, "char": results.char_view(found)}
+    layers = np.array(results.LAYERS)
+    for k, (model, view) in enumerate(views.items()):
+        gap = np.array([results.gap(view, "heldout", "all", layer) for layer in layers]).T
+        baseline = np.array([results.baseline(view, "heldout", layer) for layer in layers]).T
+        shift = (k - 0.5) * 0.35
+        gaps.bar(layers + shift, gap.mean(0), 0.35, yerr=gap.std(0), capsize=3,
+                 color=f"C{k}", label=f"{results.MODEL_NAMES[model]}: gap")
+        gaps.plot(layers + shift, baseline.mean(0), "o", color=f"C{k}", markeredgecolor="black",
+                  label=f"{results.MODEL_NAMES[model]}: two different words")
+        accuracy = results.probes(view, "word_class")
+        probes.bar(layers + shift, accuracy.mean(0), 0.35, yerr=accuracy.std(0), capsize=3,
+                   color=f"C{k}", label=results.MODEL_NAMES[model])
+    chance = next(r["chance"] for r in found["probes"] if r["task"] == "word_class")
+    probes.axhline(chance, color="black", linestyle="--", label=f"chance ({chance:.3f})")
+    for ax, title in ((gaps, "context: same minus different sense, held-out"),
+                      (probes, "word class of unseen word types: probe on one layer")):
+        ax.set_xticks(layers, [f"layer {k}" for k in layers])
+        ax.set_title(title, fontsize="medium")
+        ax.set_ylim(top=1.4 * ax.get_ylim()[1])  # room for the legend above the bars
+        ax.legend(fontsize="small", loc="upper left")
+    names = list(results.MODELS)
+    mean_ranks = np.array([results.mean_ranks(found, model) for model in names]).T
+    ranks.bar(range(len(names)), mean_ranks.mean(0), yerr=mean_ranks.std(0), capsize=3,
+              color=["C0", "C7", "C1"])
+    ranks.axhline(results.chance_rank(found), color="black", linestyle="--",
+                  label=f"chance ({results.chance_rank(found):.1f})")
+    ranks.set_xticks(range(len(names)), [results.MODEL_NAMES[m].replace(" character", "\ncharacter")
+                                         for m in names])
+    ranks.set_title("words the corpus lacks: mean rank of the relative", fontsize="medium")
+    ranks.legend(fontsize="small")
+    figure.savefig(path, dpi=120)
+    return figure
+
+
+RECORDS = ("pretraining", "context", "nearest", "probes")
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="training seeds 0..N-1 (default 10)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the results")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="processes at once: with 2 or more, the character biLM's seeds "
+                             "run in workers beside the word biLM's (default 2, or 1 on one "
+                             "core)")
     args = parser.parse_args(argv)
-    if args.seeds < 1 or args.threads < 1:
-        parser.error(f"--seeds and --threads must be at least 1, got {args.seeds}, "
-                     f"{args.threads}")
+    if min(args.seeds, args.threads, args.jobs) < 1:
+        parser.error(f"--seeds, --threads and --jobs must be at least 1, got {args.seeds}, "
+                     f"{args.threads}, {args.jobs}")
     torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -177,10 +293,10 @@ def main(argv: list[str] | None = None) -> dict:
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     floors = {"corpus": pretraining.entropy_floor(corpus.CORPUS),
               "phrases": pretraining.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)}
-    found = {"run": {"command": f"python -m tools.demo --seeds {args.seeds}",
+    found = {"run": {"command": f"python -m tools.demo --seeds {args.seeds} --jobs {args.jobs}",
                      **machine(), "threads": args.threads},
-             "seeds": seeds, "floors": floors,
-             "context": [], "probes": [], "nearest": [], "pretraining": []}
+             "seeds": seeds, "floors": floors, **{kind: [] for kind in RECORDS},
+             "char": {kind: [] for kind in RECORDS}, "neighbours": []}
 
     heading("the corpus")
     print(f"{len(corpus.CORPUS)} training and {len(corpus.HELDOUT)} held-out sentences, "
@@ -189,43 +305,46 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"floors: {floors['corpus']:.4f} (the training sentences by heart), "
           f"{floors['phrases']:.4f} (the phrases, on training and held-out sentences)")
 
-    heading(f"pre-training with {pretraining.DEFAULT_RECIPE}, then sections 6 and 7, per seed")
-    curves, first, task_results = {}, None, []
+    heading(f"pre-training with {pretraining.DEFAULT_RECIPE}, then sections 6 and 7, per seed; "
+            f"the character biLM with {char_encoder.CHAR_RECIPE}")
+    workers = None
+    if args.jobs > 1:  # forked before any training: the workers start from a quiet process
+        workers = multiprocessing.get_context("fork").Pool(args.jobs - 1)
+        pending = workers.starmap_async(measure_characters, [(seed, word2idx) for seed in seeds])
+    runs = {"word": [], "char": []}
     for seed in seeds:
-        model, train, heldout, spent = pretrain(seed, word2idx)
-        curves[seed] = (train, heldout)
-        found["pretraining"].append({"seed": seed, "train": train[-1], "heldout": heldout[-1],
-                                     **spent})
-        for split, labels, sentences in (
-                ("train", corpus.SENSE_LABELS, corpus.CORPUS),
-                ("heldout", corpus.HELDOUT_LABELS, corpus.HELDOUT)):
-            comparison = context.compare_contexts(model, word2idx, labels)
-            baseline = context.anisotropy_baseline(model, word2idx, sentences)
-            found["context"] += context_records(seed, split, comparison, baseline)
-            found["nearest"] += nearest_records(seed, split, context.nearest_sense_accuracy(
-                model, word2idx, labels, corpus.SENSE_LABELS))
-            if seed == 0 and split == "train":
-                first = (model, comparison, baseline)
-        tasks = (layer_weights.word_class_task(model, word2idx),
-                 layer_weights.sense_task(model, word2idx))
-        task_results.append([layer_weights.evaluate_task(task, seed=seed) for task in tasks])
-        for result in task_results[-1]:
-            found["probes"] += probe_records(seed, result)
-        print(f"seed {seed}: loss {train[-1]:.4f}, held-out {heldout[-1]:.4f}, training "
-              f"{spent['seconds']:.1f} s ({spent['cpu_seconds']:.1f} s of CPU)")
+        runs["word"].append(measure(seed, word2idx))
+        report("word biLM", runs["word"][-1])
+    if workers is None:
+        runs["char"] = [measure(seed, word2idx, characters=True) for seed in seeds]
+    else:
+        runs["char"] = pending.get()
+        workers.close()
+        workers.join()
+    for run in runs["char"]:
+        report("character biLM", run)
+    for name, into in (("word", found), ("char", found["char"])):
+        for run in runs[name]:
+            for kind in RECORDS:
+                into[kind] += run[kind]
+            found["neighbours"] += run["neighbours"]
     (args.out / "results.json").write_text(json.dumps(found, indent=1) + "\n")
 
     for title, name in (("losses", "pretraining"), ("section 6: pooled pairs", "context"),
                         ("section 6: the gap of each word", "gaps"),
                         ("section 6: 1-nearest-neighbour sense", "nearest"),
                         ("section 7: layer weights and probes", "probes"),
+                        ("section 8: the word and the character biLM", "characters"),
+                        ("section 8: words the corpus lacks", "unseen_words"),
                         ("the targets", "targets")):
         heading(title)
         print(results.TABLES[name](found))
 
     heading("figures")
-    model, comparison, baseline = first
+    model, comparison, baseline = runs["word"][0]["first"]
     halves = context.compare_halves(model, word2idx)
+    curves = {name: [run["curves"] for run in runs[name]] for name in runs}
+    task_results = [run["tasks"] for run in runs["word"]]
     figures = {
         "training_loss.png": lambda p: plot_training_loss(curves, floors, p),
         "context_gaps.png": lambda p: plot_gaps(found, p),
@@ -236,6 +355,7 @@ def main(argv: list[str] | None = None) -> dict:
                                                                           word, path=p))
            for word in comparison.words},
         "layer_weights.png": lambda p: layer_weights.plot_layer_weights(task_results, p),
+        "char_vs_word.png": lambda p: plot_char_vs_word(found, p),
     }
     for name, draw in figures.items():
         draw(args.out / name)
@@ -245,8 +365,20 @@ def main(argv: list[str] | None = None) -> dict:
         context.nearest_occurrences(model, word2idx, query[0], query[1])) for query in queries]
     (args.out / "nearest.txt").write_text("\n\n".join(tables) + "\n")
     print(args.out / "nearest.txt")
+    neighbours = {**runs["word"][0]["neighbour_tables"], **runs["char"][0]["neighbour_tables"]}
+    (args.out / "char_neighbours.txt").write_text("\n\n".join(
+        f"{results.MODEL_NAMES[name]} (seed 0):\n{table}"
+        for name, table in neighbours.items()) + "\n")
+    print(args.out / "char_neighbours.txt")
     print(f"\n{tables[0]}\n\ndone in {time.perf_counter() - started:.0f} s")
     return found
+
+
+def report(name: str, run: dict) -> None:
+    record = run["pretraining"][0]
+    print(f"{name}, seed {record['seed']}: loss {record['train']:.4f}, held-out "
+          f"{record['heldout']:.4f}, training {record['seconds']:.1f} s "
+          f"({record['cpu_seconds']:.1f} s of CPU)")
 
 
 if __name__ == "__main__":

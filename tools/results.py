@@ -23,6 +23,11 @@ and `seeds`:
     pretraining  {seed, train, heldout, seconds, cpu_seconds}: the losses after the last
                  epoch and the training time, wall clock and CPU; `floors` holds the
                  corpus's entropy floors
+    char         the same four kinds of record for section 8's character biLM
+    neighbours   {seed, model, query, relative, rank, candidates}: where the relative of a
+                 word the corpus lacks ranks among the query's nearest words (1 = the
+                 nearest) of `candidates`; model "word" (the query is <unk>), "untrained"
+                 (a character biLM before training) or "char"
 """
 
 from __future__ import annotations
@@ -49,7 +54,11 @@ RECORDS = {
     "nearest": ("seed", "split", "word", "layer", "accuracy", "chance", "n"),
     "pretraining": ("seed", "train", "heldout", "seconds", "cpu_seconds"),
 }
-TOP_LEVEL = ("run", "seeds", "floors", *RECORDS)
+NEIGHBOURS = ("seed", "model", "query", "relative", "rank", "candidates")
+TOP_LEVEL = ("run", "seeds", "floors", *RECORDS, "char", "neighbours")
+MODELS = ("word", "untrained", "char")
+MODEL_NAMES = {"word": "word biLM", "untrained": "untrained character biLM",
+               "char": "character biLM"}
 SPLITS = ("train", "heldout")
 TASKS = ("word_class", "word_sense")
 LAYERS = (0, 1, 2)
@@ -70,13 +79,34 @@ def validate(results: dict) -> list[str]:
     if sorted(results) != sorted(TOP_LEVEL):
         problems.append(f"top-level keys {sorted(results)}, expected {sorted(TOP_LEVEL)}")
         return problems
-    seeds = results["seeds"]
+    if not isinstance(results["char"], dict) or sorted(results["char"]) != sorted(RECORDS):
+        problems.append(f"char must hold the records {sorted(RECORDS)}")
+        return problems
+    problems += _record_problems(results, results["seeds"], "")
+    problems += _record_problems(results["char"], results["seeds"], "char.")
+    problems += _fields_problems(results["neighbours"], NEIGHBOURS, results["seeds"],
+                                 "neighbours")
+    problems += [f"model not one of {MODELS}: {record}" for record in results["neighbours"]
+                 if record.get("model") not in MODELS]
+    return problems
+
+
+def _fields_problems(records: list[dict], fields: tuple[str, ...], seeds: list[int],
+                     kind: str) -> list[str]:
+    problems = []
+    for n, record in enumerate(records):
+        if tuple(sorted(record)) != tuple(sorted(fields)):
+            problems.append(f"{kind}[{n}] has keys {sorted(record)}, expected {sorted(fields)}")
+        elif record["seed"] not in seeds:
+            problems.append(f"{kind}[{n}]: seed {record['seed']} is not one of {seeds}")
+    return problems
+
+
+def _record_problems(results: dict, seeds: list[int], prefix: str) -> list[str]:
+    """What is wrong with the records of one biLM (`RECORDS`' kinds)."""
+    problems = []
     for kind, fields in RECORDS.items():
-        for n, record in enumerate(results[kind]):
-            if tuple(sorted(record)) != tuple(sorted(fields)):
-                problems.append(f"{kind}[{n}] has keys {sorted(record)}, expected {sorted(fields)}")
-            elif record["seed"] not in seeds:
-                problems.append(f"{kind}[{n}]: seed {record['seed']} is not one of {seeds}")
+        problems += _fields_problems(results[kind], fields, seeds, prefix + kind)
     for record in results["context"] + results["nearest"]:
         if record.get("split") not in SPLITS or record.get("layer") not in LAYERS:
             problems.append(f"split or layer not one of {SPLITS}, {LAYERS}: {record}")
@@ -136,9 +166,48 @@ def probes(results: dict, task: str) -> np.ndarray:
                                layer=layer) for layer in LAYERS], axis=1)
 
 
+def char_view(results: dict) -> dict:
+    """`results` as the readings above see them, with the character biLM's records in place
+    of the word biLM's."""
+    return {**results, **results["char"]}
+
+
+def baseline(results: dict, split: str, layer: int) -> np.ndarray:
+    """(seeds,) the cosine of two tokens of different words (the anisotropy baseline)."""
+    return _per_seed(results["context"], lambda r: r["baseline"], split=split, word="all",
+                     layer=layer)
+
+
+def queries(results: dict) -> list[tuple[str, str]]:
+    """(word the corpus lacks, its relative), in order."""
+    return list(dict.fromkeys((r["query"], r["relative"]) for r in results["neighbours"]))
+
+
+def ranks(results: dict, model: str, query: str) -> np.ndarray:
+    """(seeds,) the rank of the query's relative among its nearest words."""
+    return _per_seed(results["neighbours"], lambda r: r["rank"], model=model, query=query)
+
+
+def mean_ranks(results: dict, model: str) -> np.ndarray:
+    """(seeds,) the relatives' rank, averaged over the queries."""
+    return np.mean([ranks(results, model, query) for query, _ in queries(results)], axis=0)
+
+
+def firsts(results: dict, model: str) -> np.ndarray:
+    """(seeds,) how many queries have their relative as their nearest word."""
+    return np.sum([ranks(results, model, query) == 1 for query, _ in queries(results)], axis=0)
+
+
+def chance_rank(results: dict) -> float:
+    """The relative's mean rank for a ranking that knows nothing: (candidates + 1) / 2."""
+    return (results["neighbours"][0]["candidates"] + 1) / 2
+
+
 def targets(results: dict) -> list[tuple[str, np.ndarray, int]]:
     """(target, whether it held on each seed, on how many seeds it must) for every target:
-    the context gaps on 9 seeds in 10, the layer preferences of section 7 on 8 in 10."""
+    the context gaps on 9 seeds in 10, the layer preferences of section 7 on 8 in 10; for the
+    character biLM, its context gaps and the relatives of unseen words on 9 in 10, its
+    layer-0 probe on 8 in 10."""
     n = len(results["seeds"])
     nine, eight = math.ceil(0.9 * n - 1e-9), math.ceil(0.8 * n - 1e-9)
     found = []
@@ -160,17 +229,26 @@ def targets(results: dict) -> list[tuple[str, np.ndarray, int]]:
         ("word sense: single-layer probes prefer layer 2",
          sense_probes[:, 2] > sense_probes[:, :2].max(1), eight),
     ]
+    char = char_view(results)
+    found += [(f"character biLM, held-out: pooled gap >= {MIN_GAP} at layer {layer}",
+               gap(char, "heldout", "all", layer) >= MIN_GAP, nine) for layer in CONTEXT_LAYERS]
+    found += [
+        ("character biLM: its layer-0 word-class probe beats the word biLM's",
+         probes(char, "word_class")[:, 0] > class_probes[:, 0], eight),
+        ("words the corpus lacks: the character biLM ranks their relatives nearer than the "
+         "word biLM", mean_ranks(results, "char") < mean_ranks(results, "word"), nine),
+    ]
     return found
 
 
 # --- the tables ------------------------------------------------------------------------------
 
 
-def spread(values) -> str:
-    """'mean ± sd' (sd with ddof 1; 0 for one value), three decimals."""
+def spread(values, decimals: int = 3) -> str:
+    """'mean ± sd' (sd with ddof 1; 0 for one value), three decimals unless told."""
     values = np.asarray(values, dtype=float)
     sd = values.std(ddof=1) if len(values) > 1 else 0.0
-    return f"{values.mean():.3f} ± {sd:.3f}"
+    return f"{values.mean():.{decimals}f} ± {sd:.{decimals}f}"
 
 
 def _rows(header: list[str], rows: list[list[str]]) -> str:
@@ -288,6 +366,48 @@ def table_nearest(results: dict) -> str:
             rows.append([SPLIT_NAMES[split], str(layer), spread(accuracy), f"{chance:.3f}",
                          str(n)])
     return _rows(["queries", "layer", "1-NN sense accuracy", "chance", "n"], rows)
+
+
+def table_characters(results: dict) -> str:
+    views = {"word": results, "char": char_view(results)}
+
+    def row(name: str, value: Callable[[dict], np.ndarray]) -> list[str]:
+        return [name, *(spread(value(view)) for view in views.values())]
+
+    def pretraining(key: str) -> Callable[[dict], np.ndarray]:
+        return lambda view: _per_seed(view["pretraining"], lambda r: r[key])
+
+    chance = {task: next(r["chance"] for r in results["probes"] if r["task"] == task)
+              for task in TASKS}
+    rows = [row("loss after the last epoch, training sentences", pretraining("train")),
+            row("loss after the last epoch, held-out sentences", pretraining("heldout")),
+            row("training time, seconds of CPU (one torch thread)", pretraining("cpu_seconds"))]
+    rows += [row(f"held-out: same minus different sense, layer {layer}",
+                 lambda view, layer=layer: gap(view, "heldout", "all", layer))
+             for layer in CONTEXT_LAYERS]
+    rows += [row(f"held-out: two different words (the baseline), layer {layer}",
+                 lambda view, layer=layer: baseline(view, "heldout", layer)) for layer in LAYERS]
+    for task in TASKS:
+        rows.append(row(f"{TASK_NAMES[task]}: accuracy of the mix (chance {chance[task]:.3f})",
+                        lambda view, task=task: _per_seed(view["probes"], lambda r: r["accuracy"],
+                                                          task=task, layer="mix")))
+        rows += [row(f"{TASK_NAMES[task]}: probe on layer {layer} alone",
+                     lambda view, task=task, layer=layer: probes(view, task)[:, layer])
+                 for layer in LAYERS]
+    return _rows(["", MODEL_NAMES["word"], MODEL_NAMES["char"]], rows)
+
+
+def table_unseen_words(results: dict) -> str:
+    rows = [[query, relative, *(spread(ranks(results, model, query), 1) for model in MODELS)]
+            for query, relative in queries(results)]
+    rows.append(["mean rank", "", *(spread(mean_ranks(results, model), 1) for model in MODELS)])
+    rows.append([f"relative first (of {len(queries(results))})", "",
+                 *(spread(firsts(results, model), 1) for model in MODELS)])
+    candidates = results["neighbours"][0]["candidates"]
+    rows.append([f"chance: a ranking of the {candidates} words that knows nothing", "",
+                 *([f"{chance_rank(results):.1f}"] * len(MODELS))])
+    return _rows(["word the corpus lacks", "relative",
+                  *(f"rank: {MODEL_NAMES[model]}" for model in MODELS)], rows)
 
 
 TABLES: dict[str, Callable[[dict], str]] = {

@@ -9,7 +9,8 @@ import pytest
 from tools import demo, results
 
 FIGURES = ("training_loss.png", "context_gaps.png", "context_comparison.png", "halves.png",
-           "pca_bank.png", "layer_weights.png", "nearest.txt")
+           "pca_bank.png", "layer_weights.png", "nearest.txt", "char_vs_word.png",
+           "char_neighbours.txt")
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +29,9 @@ def test_the_demo_writes_results_with_the_schema_and_every_figure(one_seed):
     assert words == {"bank", "play", "right", "watch", "all"}
     assert len(written["context"]) == 2 * len(words) * 3, "split x word x layer"
     assert len(written["probes"]) == 2 * 4, "task x (mix, layers 0-2)"
+    assert {kind: len(written["char"][kind]) for kind in results.RECORDS} == {
+        kind: len(written[kind]) for kind in results.RECORDS}, "the character biLM's records"
+    assert len(written["neighbours"]) == 3 * len(results.queries(written)), "model x query"
     for name in FIGURES:
         assert (one_seed / name).stat().st_size > 0, name
 
@@ -49,6 +53,8 @@ def test_a_changed_number_makes_the_tables_stale():
     (lambda r: r["probes"][0].update(layer=3), "task or layer"),
     (lambda r: r["probes"][0].update(weights=None), "weights are a list"),
     (lambda r: r["context"][0].update(seed=99), "seed 99"),
+    (lambda r: r["char"]["probes"][0].update(layer=3), "task or layer"),
+    (lambda r: r["neighbours"][0].update(model="glove"), "model not one of"),
 ])
 def test_a_result_without_the_schema_is_refused(damage, found):
     broken = copy.deepcopy(results.load())
