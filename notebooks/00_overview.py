@@ -39,6 +39,7 @@
 # 5 extract    three 512-d vectors per word: layer 0 (no context), layers 1 and 2
 # 6 context    cosine similarity of one word across sentences, layer by layer
 # 7 layers     ELMo_k = gamma * sum_j s_j h_kj, learned for two toy tasks
+# 8 chars      (bonus) the paper's token layer from characters: no word is unknown
 # ```
 #
 # Every result in the notebooks comes with what to read it against: chance, a floor, a
@@ -79,7 +80,8 @@ rows = ["| # | section | notebook | points | still to write |", "|---|---|---|--
 for section in SECTIONS:
     left = ", ".join(f"`{name}`" for name in stubs_left(IMPL, section)) or "nothing"
     rows.append(f"| {section.number} | {section.title} | [{section.notebook}]"
-                f"({section.notebook}) | {section.points} | {left} |")
+                f"({section.notebook}) | {section.points}{' (bonus)' if section.bonus else ''} "
+                f"| {left} |")
 Markdown("\n".join(rows))
 
 # %% [markdown]
@@ -102,7 +104,8 @@ else:
 #
 # * ELMo is a biLM's layers, mixed per task: pre-train once on raw text (sections 1-4),
 #   read every layer out (section 5), see what the layers know (section 6), and let a task
-#   choose its mix (section 7).
+#   choose its mix (section 7); then, as a bonus, build its token layer from characters
+#   (section 8).
 # * Each section's notebook runs your code from `exercises/` next to what it should show,
 #   and ends with the section's checks.
 #
