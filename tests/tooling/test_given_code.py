@@ -16,6 +16,7 @@ REFERENCE = reference()
 setup, corpus, bilm = REFERENCE.setup, REFERENCE.corpus, REFERENCE.bilm
 pretrain, extract = REFERENCE.pretrain, REFERENCE.extract
 context, layer_weights = REFERENCE.context, REFERENCE.layer_weights
+char_encoder = REFERENCE.char_encoder
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -307,3 +308,66 @@ def test_a_mask_of_the_wrong_shape_or_masking_everything_is_a_clear_error():
     plain = layer_weights.ScalarMix(2)
     assert plain(torch.ones(2, 3, 4), torch.ones(5, dtype=torch.bool)).shape == (3, 4), (
         "without layer normalisation the mask is not used, so not checked either")
+
+
+# --- section 8 --------------------------------------------------------------------------
+
+def test_a_bad_word_or_character_count_is_a_clear_error():
+    with pytest.raises(TypeError, match="str"):
+        char_encoder.char_ids(b"bank")
+    with pytest.raises(ValueError, match="max_chars") as err:
+        char_encoder.char_ids("bank", max_chars=2)
+    assert "2" in str(err.value), f"name what was given: {err.value}"
+
+
+@pytest.mark.parametrize("sizes, name", [
+    (dict(output_dim=0), "output_dim"), (dict(char_dim=0), "char_dim"),
+    (dict(filters=()), "filter"), (dict(filters=((0, 4),)), "filter_width"),
+    (dict(highway_layers=-1), "highway_layers"),
+], ids=["output_dim=0", "char_dim=0", "no filters", "width 0", "highway_layers=-1"])
+def test_bad_encoder_sizes_are_clear_errors(sizes, name):
+    with pytest.raises(ValueError, match=name):
+        char_encoder.CharEncoder(**{"output_dim": 4, **sizes})
+
+
+@pytest.fixture(scope="module")
+def char_model():
+    _, idx2word = corpus.build_vocab(corpus.CORPUS)
+    setup.set_seed(0)
+    return char_encoder.CharBiLM(idx2word, hidden_dim=8, char_dim=4,
+                                 filters=((1, 2), (3, 2)), highway_layers=1).eval()
+
+
+@pytest.mark.parametrize("chars, error, match", [
+    (torch.zeros(2, 1, 16), TypeError, "integer"),
+    (torch.zeros(2, 1, 2, dtype=torch.long), ValueError, "at least 3"),
+    (torch.full((2, 1, 16), 300), ValueError, "261"),
+], ids=["floats", "too few characters", "id out of range"])
+def test_bad_characters_are_clear_errors(char_model, chars, error, match):
+    with pytest.raises(error, match=match):
+        char_model(chars)
+
+
+def test_word_ids_and_their_characters_give_one_output(char_model):
+    """Spelling turns word ids into the characters of their words; the lengths are checked
+    against (T, B) for characters as for ids."""
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    sentences = ["we sat on the bank", "turn right"]
+    chars, lengths = char_encoder.sentence_chars(sentences)
+    ids, id_lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
+                                        for s in sentences])
+    assert torch.equal(lengths, id_lengths) and chars.shape == (*ids.shape, char_encoder.MAX_CHARS)
+    by_chars, by_ids = char_model(chars, lengths), char_model(ids, lengths)
+    assert torch.allclose(by_chars.layers, by_ids.layers, atol=1e-6)
+    with pytest.raises(ValueError, match="length must lie in"):
+        char_model(chars, torch.tensor([9, 2]))
+
+
+def test_nearest_relatives_rank_the_vocabulary_and_unk_is_one_ranking_for_all(trained):
+    found = char_encoder.nearest_relatives(trained.model, trained.word2idx,
+                                           [("banks", "bank"), ("bnak", "bank"),
+                                            ("bank", "bank")])
+    assert [n.candidates for n in found] == [len(trained.word2idx) - 4] * 3
+    assert found[0].rank == found[1].rank and found[0].nearest == found[1].nearest, (
+        "for a word biLM both unseen words are <unk>: one ranking")
+    assert found[2].rank == 1 and found[2].nearest[0][0] == "bank", "a word is its own nearest"

@@ -53,6 +53,7 @@ LOOP_TIMEOUT_S = 3  # per test, where the infinite loop runs: section 1's tests 
 REFERENCE = {s.module: (ROOT / "solutions" / f"{s.module}.py").read_text() for s in SECTIONS}
 STUBS = {s.module: (ROOT / "exercises" / f"{s.module}.py").read_text() for s in SECTIONS}
 HALF_UNIT = 1 / (2 * UNITS)  # a section's score is its formula's, to the nearest unit
+BONUS_POINTS = sum(s.points for s in SECTIONS if s.bonus)  # on top of the 100
 DAEMON_SECONDS = ("31.4158", "31.4159")  # what the hostile samples' leftover `sleep`s wait
 
 
@@ -500,6 +501,7 @@ def test_reference_gets_every_point(graded):
     reference = graded["by_name"]["reference"]
     assert reference["score"] == reference["max_score"] == 100, [
         (s["name"], s["score"], s["reason"]) for s in reference["sections"]]
+    assert reference["bonus_score"] == reference["bonus_max"] == BONUS_POINTS
     assert all(s["status"] == PASSED and not s["flags"] for s in reference["sections"])
     assert not reference["flags"], "the reference must raise no flag"
 
@@ -520,7 +522,8 @@ def test_every_test_of_the_course_is_counted_and_the_parts_add_up_exactly(graded
         worth = [t["max_score"] for t in result["tests"]]
         assert sum(worth) == result["points"], "in floating point, in the order given"
         assert sum(map(Fraction, worth)) == result["points"] == result["score"]
-    assert sum(t["max_score"] for s in reference["sections"] for t in s["tests"]) == 100
+    assert sum(t["max_score"] for s in reference["sections"] for t in s["tests"]
+               if not s["bonus"]) == 100
 
 
 # --- partial credit, and what broken code costs --------------------------------------------
@@ -782,17 +785,20 @@ def test_a_submission_made_from_the_handout_grades_correctly(graded):
 def test_csv_has_a_row_per_submission_and_a_column_per_section(graded):
     rows = {row["submission"].removeprefix("'"): row for row in graded["csv"]}
     assert list(rows) == [shown(s["name"]) for s in graded["json"]["submissions"]]
-    columns = [f"{s.number}_{s.name}" for s in SECTIONS]
-    assert list(graded["csv"][0]) == ["submission", *columns, "total", "max", "flags"]
+    columns = [f"{s.number}_{s.name}" + ("_bonus" if s.bonus else "") for s in SECTIONS]
+    assert list(graded["csv"][0]) == ["submission", *columns, "total", "max", "bonus",
+                                      "bonus_max", "flags"]
     partly = rows["partly_done"]
-    assert float(partly["total"]) == pytest.approx(sum(float(partly[c]) for c in columns))
+    core = [c for c, s in zip(columns, SECTIONS, strict=True) if not s.bonus]
+    assert float(partly["total"]) == pytest.approx(sum(float(partly[c]) for c in core))
     assert "imports-solutions" in rows["imports_solutions"]["flags"]
 
 
 def test_terminal_table_shows_each_submission(graded):
     lines = graded["stdout"].splitlines()
     assert lines[0].split()[:2] == ["submission", "1"] and lines[0].split()[-1] == "total"
-    assert any(line.startswith("reference") and line.endswith("100/100") for line in lines)
+    assert any(line.startswith("reference") and line.endswith(
+        f"100/100 + {BONUS_POINTS}/{BONUS_POINTS} bonus") for line in lines)
     assert any("segmentation fault" in line for line in lines), "errors are explained"
 
 
@@ -830,17 +836,18 @@ def test_bundle_grades_two_at_once_isolated_within_gradescope_s_limit(bundle):
     assert "chmod -R go-rwx solutions" in (bundle / "setup.sh").read_text()
 
 
-def test_bundle_results_for_the_reference_sum_to_exactly_100(bundle, graded, class_dir,
-                                                             work_dir, scratch):
+def test_bundle_results_for_the_reference_sum_to_100_and_the_bonus(bundle, graded,
+                                                                   class_dir, work_dir,
+                                                                   scratch):
     """From where Gradescope unpacks it, on the reference (its result stored by the class's
     grading, so nothing runs again)."""
     out = scratch / "results.json"
     grade(str(class_dir / "reference"), "--quiet", "--gradescope", str(out),
           "--work-dir", str(work_dir), cwd=bundle)
     data = json.loads(out.read_text())
-    assert data["score"] == 100
-    assert sum(t["max_score"] for t in data["tests"]) == 100
-    assert sum(t["score"] for t in data["tests"]) == 100
+    assert data["score"] == 100 + BONUS_POINTS, "the bonus on top of the 100"
+    assert sum(t["max_score"] for t in data["tests"]) == 100 + BONUS_POINTS
+    assert sum(t["score"] for t in data["tests"]) == 100 + BONUS_POINTS
     assert all(t["status"] == "passed" for t in data["tests"])
 
 
@@ -865,7 +872,7 @@ def test_gradescope_results_follow_the_specification(graded):
     assert partly["score"] == sum(t["score"] for t in partly["tests"])
     for data_ in (data, partly):
         assert data_["visibility"] in VISIBILITIES
-        assert sum(t["max_score"] for t in data_["tests"]) == 100
+        assert sum(t["max_score"] for t in data_["tests"]) == 100 + BONUS_POINTS
         for test in data_["tests"]:
             assert set(test) >= {"name", "score", "max_score", "status", "output", "visibility"}
             assert test["status"] in ("passed", "failed")
