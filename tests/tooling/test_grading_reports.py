@@ -31,6 +31,7 @@ from grading.scoring import UNITS, SubmissionResult, allocate, score_run
 from grading.store import Seal, Store, load_sealed, save_sealed
 from grading.submissions import Submission, read_submission, unique_names
 
+COURSE = [s for s in SECTIONS if not s.bonus]  # the sections of the 100
 BONUS = Section(8, "extra", "s8_extra", "A bonus", 5, "08_extra.ipynb", "hint", bonus=True)
 
 
@@ -49,7 +50,7 @@ def test_a_section_s_parts_add_up_exactly_to_its_points_and_its_score(points, pa
 
 def test_the_course_s_sections_add_up_to_exactly_100_whatever_passes():
     total = 0.0
-    for section in SECTIONS:
+    for section in COURSE:
         for count in (1, 7, 23, 40):
             _, worth = allocate(section, [True] * count)
             assert sum(w / UNITS for w in worth) == section.points
@@ -71,8 +72,8 @@ def result_with(sections: list[Section], passing: dict[int, int]) -> SubmissionR
 
 
 def test_a_bonus_section_is_shown_and_counted_apart_from_the_100():
-    sections = [*SECTIONS, BONUS]
-    result = result_with(sections, {s.number: 4 for s in SECTIONS} | {8: 2})
+    sections = [*COURSE, BONUS]
+    result = result_with(sections, {s.number: 4 for s in COURSE} | {8: 2})
     assert (result.score, result.max_score) == (100, 100)
     assert (result.bonus_score, result.bonus_max) == (2.5, 5)
     shown_table = table([result], sections)
@@ -90,9 +91,9 @@ def test_a_bonus_section_is_shown_and_counted_apart_from_the_100():
 
 
 def test_the_reports_hold_no_bonus_column_when_no_bonus_is_graded():
-    result = result_with(list(SECTIONS), {s.number: 3 for s in SECTIONS})
-    header = csv_report([result], list(SECTIONS)).splitlines()[0]
-    assert "bonus" not in header and "bonus" not in table([result], list(SECTIONS))
+    result = result_with(COURSE, {s.number: 3 for s in COURSE})
+    header = csv_report([result], COURSE).splitlines()[0]
+    assert "bonus" not in header and "bonus" not in table([result], COURSE)
 
 
 @pytest.mark.parametrize("cell", ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r=1"])
