@@ -41,16 +41,6 @@ MISTAKES = [
         edits=[Edit("char_ids", "ids = [BEGIN_OF_WORD, *body, END_OF_WORD]", "ids = [*body]")],
     ),
     Mistake(
-        "eow-cut-off",
-        "char_ids cuts BOW, the bytes and EOW together to max_chars, losing EOW of a long word",
-        concept="a long word is cut to max_chars - 2 bytes, so that BOW and EOW always fit",
-        caught_by="test_a_word_is_bow_its_bytes_eow_then_padding",
-        edits=[Edit("char_ids", '[FIRST_BYTE + byte for byte in word.encode("utf-8")][: '
-                    'max_chars - 2]', '[FIRST_BYTE + byte for byte in word.encode("utf-8")]'),
-               Edit("char_ids", "return ids + [CHAR_PAD] * (max_chars - len(ids))",
-                    "return (ids + [CHAR_PAD] * max_chars)[:max_chars]")],
-    ),
-    Mistake(
         "code-points-not-bytes",
         "char_ids numbers the word's characters by ord(), not its UTF-8 bytes",
         concept="the character vocabulary is the 256 byte values: a non-ASCII letter is "
@@ -77,14 +67,6 @@ body = [FIRST_BYTE + byte for byte in word.encode("utf-8")][: max_chars - 2]
         edits=[Edit("Highway.__init__", GATE_BIAS, "")],
     ),
     Mistake(
-        "gate-bias-on-the-transform-half",
-        "the bias set to 1 is that of f, the first half, not the gate's",
-        concept="[f ; g] = A x + b: the gate is the second half of the outputs, bias[dim:]",
-        caught_by="test_the_gate_bias_starts_at_one",
-        edits=[Edit("Highway.__init__", "layer.bias[dim:].fill_(1.0)",
-                    "layer.bias[:dim].fill_(1.0)")],
-    ),
-    Mistake(
         "gate-the-wrong-way-round",
         "the highway computes t * relu(f) + (1 - t) * x",
         concept="the gate t carries the input: y = t * x + (1 - t) * relu(f)",
@@ -99,14 +81,6 @@ body = [FIRST_BYTE + byte for byte in word.encode("utf-8")][: max_chars - 2]
         caught_by="test_a_gate_shut_transforms_through_a_relu",
         edits=[Edit("Highway.forward", "(1 - gate) * F.relu(transformed)",
                     "(1 - gate) * transformed")],
-    ),
-    Mistake(
-        "gate-from-the-first-half",
-        "the gate is read from the first half of the linear layer's outputs, f from the second",
-        concept="[f ; g] = A x + b: f is the first dim outputs, the gate's g the last dim",
-        caught_by="test_a_gate_shut_transforms_through_a_relu",
-        edits=[Edit("Highway.forward", "transformed, gate = layer(x).chunk(2, dim=-1)",
-                    "gate, transformed = layer(x).chunk(2, dim=-1)")],
     ),
     Mistake(
         "highway-layers-read-the-input",
@@ -177,14 +151,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
         caught_by="test_each_filter_keeps_its_largest_window_within_the_token",
         edits=[Edit("CharEncoder.forward", "starts.unsqueeze(0) <= last_start.unsqueeze(1)",
                     "starts.unsqueeze(0) < last_start.unsqueeze(1)")],
-    ),
-    Mistake(
-        "no-window-for-a-short-token",
-        "a token shorter than a filter gets no window of that width (its max is -inf)",
-        concept="a token shorter than the filter has one window, from its start",
-        caught_by="test_each_filter_keeps_its_largest_window_within_the_token",
-        edits=[Edit("CharEncoder.forward", "(lengths - width).clamp(min=0)",
-                    "(lengths - width)")],
     ),
     Mistake(
         "mean-pool",
@@ -286,12 +252,6 @@ features = self.highway(features - features.mean(dim=0))
 
 
 ALTERNATIVES = [
-    Alternative(
-        "gate-as-a-lerp",
-        "the highway layer interpolates with torch.lerp(relu(f), x, t)",
-        edits=[Edit("Highway.forward", "x = gate * x + (1 - gate) * F.relu(transformed)",
-                    "x = torch.lerp(F.relu(transformed), x, gate)")],
-    ),
     Alternative(
         "length-from-the-end-of-word",
         "a token's length is where its END_OF_WORD stands, plus one, not its count of ids",

@@ -305,8 +305,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"floors: {floors['corpus']:.4f} (the training sentences by heart), "
           f"{floors['phrases']:.4f} (the phrases, on training and held-out sentences)")
 
-    heading(f"pre-training with {pretraining.DEFAULT_RECIPE}, then sections 6 and 7, per seed; "
-            f"the character biLM with {char_encoder.CHAR_RECIPE}")
+    heading(f"pre-training with {pretraining.DEFAULT_RECIPE}, then sections 6 and 7, per seed")
     workers = None
     if args.jobs > 1:  # forked before any training: the workers start from a quiet process
         workers = multiprocessing.get_context("fork").Pool(args.jobs - 1)
@@ -315,19 +314,38 @@ def main(argv: list[str] | None = None) -> dict:
     for seed in seeds:
         runs["word"].append(measure(seed, word2idx))
         report("word biLM", runs["word"][-1])
+    gather(runs["word"], found, found)
+
+    heading("figures of the word biLM" + (", while the character biLM's seeds finish"
+                                          if workers else ""))
+    model, comparison, baseline = runs["word"][0]["first"]
+    halves = context.compare_halves(model, word2idx)
+    task_results = [run["tasks"] for run in runs["word"]]
+    draw(args.out, {
+        "context_gaps.png": lambda p: plot_gaps(found, p),
+        "context_comparison.png": lambda p: context.plot_context_comparison(comparison, baseline,
+                                                                            p),
+        "halves.png": lambda p: context.plot_halves(halves, baseline, p),
+        **{f"pca_{word}.png": (lambda p, word=word: context.plot_sense_pca(model, word2idx,
+                                                                          word, path=p))
+           for word in comparison.words},
+        "layer_weights.png": lambda p: layer_weights.plot_layer_weights(task_results, p),
+    })
+    queries = corpus.HELDOUT_LABELS[::4]  # the first held-out sentence of every sense
+    tables = [f"{query[0]!r} ({query[2]}):\n" + context.nearest_table(
+        context.nearest_occurrences(model, word2idx, query[0], query[1])) for query in queries]
+    write(args.out / "nearest.txt", "\n\n".join(tables) + "\n")
+
     if workers is None:
         runs["char"] = [measure(seed, word2idx, characters=True) for seed in seeds]
     else:
         runs["char"] = pending.get()
         workers.close()
         workers.join()
+    heading(f"the character biLM, pre-trained with {char_encoder.CHAR_RECIPE}")
     for run in runs["char"]:
         report("character biLM", run)
-    for name, into in (("word", found), ("char", found["char"])):
-        for run in runs[name]:
-            for kind in RECORDS:
-                into[kind] += run[kind]
-            found["neighbours"] += run["neighbours"]
+    gather(runs["char"], found["char"], found)
     (args.out / "results.json").write_text(json.dumps(found, indent=1) + "\n")
 
     for title, name in (("losses", "pretraining"), ("section 6: pooled pairs", "context"),
@@ -340,38 +358,38 @@ def main(argv: list[str] | None = None) -> dict:
         heading(title)
         print(results.TABLES[name](found))
 
-    heading("figures")
-    model, comparison, baseline = runs["word"][0]["first"]
-    halves = context.compare_halves(model, word2idx)
+    heading("figures of both biLMs")
     curves = {name: [run["curves"] for run in runs[name]] for name in runs}
-    task_results = [run["tasks"] for run in runs["word"]]
-    figures = {
+    draw(args.out, {
         "training_loss.png": lambda p: plot_training_loss(curves, floors, p),
-        "context_gaps.png": lambda p: plot_gaps(found, p),
-        "context_comparison.png": lambda p: context.plot_context_comparison(comparison, baseline,
-                                                                            p),
-        "halves.png": lambda p: context.plot_halves(halves, baseline, p),
-        **{f"pca_{word}.png": (lambda p, word=word: context.plot_sense_pca(model, word2idx,
-                                                                          word, path=p))
-           for word in comparison.words},
-        "layer_weights.png": lambda p: layer_weights.plot_layer_weights(task_results, p),
         "char_vs_word.png": lambda p: plot_char_vs_word(found, p),
-    }
-    for name, draw in figures.items():
-        draw(args.out / name)
-        print(args.out / name)
-    queries = corpus.HELDOUT_LABELS[::4]  # the first held-out sentence of every sense
-    tables = [f"{query[0]!r} ({query[2]}):\n" + context.nearest_table(
-        context.nearest_occurrences(model, word2idx, query[0], query[1])) for query in queries]
-    (args.out / "nearest.txt").write_text("\n\n".join(tables) + "\n")
-    print(args.out / "nearest.txt")
+    })
     neighbours = {**runs["word"][0]["neighbour_tables"], **runs["char"][0]["neighbour_tables"]}
-    (args.out / "char_neighbours.txt").write_text("\n\n".join(
+    write(args.out / "char_neighbours.txt", "\n\n".join(
         f"{results.MODEL_NAMES[name]} (seed 0):\n{table}"
         for name, table in neighbours.items()) + "\n")
-    print(args.out / "char_neighbours.txt")
     print(f"\n{tables[0]}\n\ndone in {time.perf_counter() - started:.0f} s")
     return found
+
+
+def gather(runs: list[dict], into: dict, found: dict) -> None:
+    """The records of one biLM's runs into `into` (the results or their "char"), and their
+    neighbours into the results'."""
+    for run in runs:
+        for kind in RECORDS:
+            into[kind] += run[kind]
+        found["neighbours"] += run["neighbours"]
+
+
+def draw(folder: Path, figures: dict) -> None:
+    for name, plot in figures.items():
+        plot(folder / name)
+        print(folder / name)
+
+
+def write(path: Path, text: str) -> None:
+    path.write_text(text)
+    print(path)
 
 
 def report(name: str, run: dict) -> None:
