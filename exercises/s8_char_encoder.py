@@ -275,8 +275,9 @@ class CharBiLM(BiLM):
     (T, B, C) of any tokens (`sentence_chars`): a word outside the vocabulary gets a
     representation of its own, not <unk>'s. It predicts words of the vocabulary.
 
-    Build the `BiLM` first (its word embedding and projection are then replaced; they are
-    sized 1 so that they cost nothing), then its two token parts.
+    Call `BiLM.__init__` first (nn.Module's constructor, which it calls, would forget any
+    part set before it), with `embedding_dim=1`: its word embedding and projection are
+    replaced next, so they had better cost nothing; then set the two token parts.
 
     Args:
         words: the vocabulary in index order: `idx2word` (id -> word) or a list.
