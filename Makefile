@@ -16,9 +16,16 @@ lint: $(STAMP) ## ruff: the code stays clean
 lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh environments
 	python3 -m tools.lock
 
-# `make check` is the repository's own test command; each block below adds its checks to it.
-# tests/tooling/test_exercises.py reads what solutions/ scored in this run of test-solutions.
-check: lint test-solutions ## everything CI runs
+# `make check` is the repository's own test command; each block below adds its part to it.
+# The parts run two at a time, each one's output kept together: most of them are one process
+# on one core. The tooling tests read what solutions/ scored in this run of test-solutions.
+.PHONY: check-parts check-tooling
+check: ## everything CI runs
+	@$(MAKE) --no-print-directory -j2 --output-sync=target check-parts
+
+check-parts: lint check-tooling
+
+check-tooling: test-solutions
 	$(PYTEST) tests/tooling
 
 # --- exercises ---------------------------------------------------------------------------
@@ -29,7 +36,7 @@ exercises: $(STAMP) ## regenerate exercises/ from solutions/ (keeps a learner's 
 
 check-exercises: $(STAMP)
 	$(PY) -m tools.exercises --check
-check: check-exercises
+check-parts: check-exercises
 
 # --- analysis sections: make demo -------------------------------------------------------
 .PHONY: demo
@@ -50,7 +57,7 @@ autograder: $(STAMP) ## write the Gradescope autograder bundle, build/autograder
 	$(PY) -m tools.autograder build/autograder.zip
 
 check-grading: release autograder ## both build from a fresh clone
-check: check-grading
+check-parts: check-grading
 
 # --- notebooks ---------------------------------------------------------------------------
 # The notebooks are built from notebooks/*.py; tests/tooling/test_notebooks.py executes them.
@@ -61,7 +68,7 @@ notebooks: $(STAMP) ## rebuild notebooks/*.ipynb from their sources, notebooks/*
 
 check-notebooks: $(STAMP) ## fail when a committed notebook is stale against its source
 	$(PY) -m tools.notebooks check
-check: check-notebooks
+check-parts: check-notebooks
 
 # --- benchmarks --------------------------------------------------------------------------
 # Not part of make check: it times make check. NO_TEST_LOOP=1 skips timing the test loop;
@@ -78,7 +85,7 @@ MUTATION_JOBS ?= 2
 mistakes: $(STAMP) ## show that each catalogued learner mistake fails its own section's tests
 	$(PY) -m tools.mistakes $(SECTION_ARG)
 
-check: mistakes
+check-parts: mistakes
 
 # mutmut keeps its results in mutants/, so a second run only tests what changed since.
 # `--targets`: every function of solutions/ but those the review leaves out (set -f: the
