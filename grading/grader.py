@@ -53,7 +53,7 @@ class Grader:
     def __init__(self, work_dir: Path, sections: list[Section], limits: Limits | None = None,
                  keep_runs: bool = False, isolation: str = "namespaces",
                  deadline_s: float | None = None) -> None:
-        self.work_dir, self.sections = Path(work_dir), sections
+        self.work_dir, self.sections = Path(work_dir).resolve(), sections
         self.limits = limits or Limits()
         self.pristine = Pristine()
         self.sandbox: Sandbox | None = None

@@ -397,6 +397,9 @@ class Sandbox:
     slots: int = 1
 
     def __post_init__(self) -> None:
+        # Absolute: the fork server's children change their root and directory before they
+        # use a run's paths (`--work-dir build/grading` is a path relative to the grader).
+        self.work_dir = Path(self.work_dir).resolve()
         self.server = ForkServer(self.work_dir / "forkserver.log", PRELOADED)
         self.runs = self.work_dir / "runs"
         self.runs.mkdir(parents=True, exist_ok=True)

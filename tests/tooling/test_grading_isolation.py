@@ -24,11 +24,20 @@ from pathlib import Path
 
 import pytest
 
-from course.registry import REFERENCE_DIR, ROOT
+from course.registry import REFERENCE_DIR, ROOT, SECTIONS
 from course.results import FAILED, PASSED
 from grading import isolation
 from grading.grader import Grader, GraderError
-from grading.sandbox import ForkServer, isolation_request, read_capped, sign_record, signed_records
+from grading.sandbox import (
+    ForkServer,
+    Limits,
+    Pristine,
+    Sandbox,
+    isolation_request,
+    read_capped,
+    sign_record,
+    signed_records,
+)
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 NOBODY = 65534
@@ -302,3 +311,18 @@ def test_only_records_the_guard_signed_count_and_a_failure_stays_one():
     assert records == {"t::a": record} and forged == 3
     assert signed_records([{"record": other, "mac": sign_record(os.urandom(16), other)}],
                           key) == ({}, 1)
+
+
+def test_a_work_folder_named_relative_to_the_grader_is_found_by_its_runs(tmp_path, monkeypatch):
+    """`--work-dir build/grading` is relative to where the grader started; a run changes its
+    root and its directory before it uses the run's paths, and must find them all the same."""
+    monkeypatch.chdir(tmp_path)
+    section = SECTIONS[0]
+    sandbox = Sandbox(Path("work"), Pristine(), {}, Limits(), False, "namespaces", 1)
+    try:
+        run = sandbox.run_section(section, (REFERENCE_DIR / section.file_name).read_bytes(),
+                                  "relative")
+    finally:
+        sandbox.close()
+    assert run.wait_status == 0, run.output_tail
+    assert run.records and all(r["status"] == PASSED for r in run.records.values()), run.records
