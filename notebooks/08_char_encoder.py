@@ -19,7 +19,7 @@
 # | characters per token | 50 | 16 (`MAX_CHARS`; longer words are cut) |
 # | character ids | 262: 256 bytes, BOW, EOW, padding, `<s>`, `</s>` | 261, the same |
 # | character embedding | 16 | 16 |
-# | filters of widths 1-7 | 2048: 32 32 64 128 256 512 1024 | 128: 4 8 16 16 32 32 64 |
+# | filters of widths 1-7 | 2048: 32 32 64 128 256 512 1024 | 172: 4 8 16 16 32 32 64 |
 # | highway layers | 2 | 2 |
 # | projection | to 512 | to 256, the LSTM width |
 #
@@ -124,9 +124,9 @@ for name, trained in (("word biLM", trained_word), ("character biLM", trained_ch
           f"token layer, {total:,} in all")
 
 # %% [markdown]
-# Reading: both end near the floor, on training and held-out sentences alike, the
-# character biLM after twice the epochs (its training time is printed above, on one CPU
-# thread). Its token layer is larger than the word embedding and its projection; both are
+# Reading: both end near the floor on the training sentences and about as far above it on
+# the held-out ones (openings and endings they never saw together), the character biLM
+# after twice the epochs (its training time is printed above, on one CPU thread). Its token layer is larger than the word embedding and its projection; both are
 # small beside the LSTMs and the heads.
 #
 # ## Words the corpus lacks
@@ -162,11 +162,12 @@ for name, model in models.items():
 
 # %% [markdown]
 # Reading, against chance (rank 58.5): the word biLM has one ranking for every query,
-# `<unk>`'s, and its mean rank is near chance. Both character models put most relatives
-# first, the untrained one a few more than the trained one; *played* is nearer to *walked*
-# (the same ending) than to *play* in both, and *riverbank* finds *river* only among its
-# first ten or twenty. Where the two differ, the trained one's nearest words stand where
-# the query's relative stands in a sentence (*bird*: *bank*, *park*, *boat*).
+# `<unk>`'s, and its mean rank is near chance. Both character models put half of the
+# relatives first or more, the untrained one a few more than the trained one; *played* is
+# nearer to *walked* (the same ending) than to *play* in both, and *riverbank* finds
+# *river* only among its first ten or twenty. Where the two differ, the trained one's
+# nearest words stand where the query's relative stands in a sentence (*bird*: *bank*,
+# *park*, *boat*).
 #
 # ## Sections 6 and 7 on the character biLM
 #

@@ -8,8 +8,8 @@ the words the biLM was trained on.
 
     word ──char_ids──> c (C,)  [BOW, c_1 .. c_n, EOW, PAD ...]        C = MAX_CHARS = 16
         ──char embedding──> (C, 16)
-        ──1-D convolutions of widths 1..7──> each filter's max over the windows: (128,)
-        ──ReLU, 2 highway layers──> (128,)
+        ──1-D convolutions of widths 1..7──> each filter's max over the windows: (172,)
+        ──ReLU, 2 highway layers──> (172,)
         ──projection──> p (256,)          the token representation; layer 0 is [p; p]
 
 `CharBiLM` is the biLM of section 3 with this encoder in place of its word embedding and
@@ -25,7 +25,7 @@ Sizes against the paper's (bilm-tf's options of the released model, AllenNLP's
     50 characters per token                        MAX_CHARS = 16 (longer words are cut)
     character embedding 16                         16
     filters (width: count) 1:32 2:32 3:64 4:128    1:4 2:8 3:16 4:16 5:32 6:32 7:64: the
-        5:256 6:512 7:1024, 2048 in all                paper's widths, 128 filters in all
+        5:256 6:512 7:1024, 2048 in all                paper's widths, 172 filters in all
     2 highway layers, projection to 512            2 highway layers, projection to 256
 
 Given, for the notebook and the demo: `Spelling` (word ids to the characters of the
@@ -78,7 +78,7 @@ MAX_CHARS = 16
 CHAR_PAD, BEGIN_OF_WORD, END_OF_WORD, BEGIN_OF_SENTENCE, END_OF_SENTENCE = 0, 1, 2, 3, 4
 FIRST_BYTE = 5  # byte b of a word's UTF-8 is character id FIRST_BYTE + b
 CHAR_VOCAB_SIZE = FIRST_BYTE + 256
-# (width, number of filters): the paper's widths 1-7, with 128 filters where it has 2048.
+# (width, number of filters): the paper's widths 1-7, with 172 filters where it has 2048.
 FILTERS: tuple[tuple[int, int], ...] = ((1, 4), (2, 8), (3, 16), (4, 16), (5, 32), (6, 32),
                                         (7, 64))
 # Section 4's default recipe for twice the epochs: the character biLM starts slower (its
