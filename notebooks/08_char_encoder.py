@@ -126,8 +126,9 @@ for name, trained in (("word biLM", trained_word), ("character biLM", trained_ch
 # %% [markdown]
 # Reading: both end near the floor on the training sentences and about as far above it on
 # the held-out ones (openings and endings they never saw together), the character biLM
-# after twice the epochs (its training time is printed above, on one CPU thread). Its token layer is larger than the word embedding and its projection; both are
-# small beside the LSTMs and the heads.
+# after twice the epochs (its training time is printed above, on one CPU thread). Its
+# token layer is larger than the word embedding and its projection; both are small beside
+# the LSTMs and the heads.
 #
 # ## Words the corpus lacks
 #
