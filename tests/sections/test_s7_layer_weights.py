@@ -206,15 +206,18 @@ def test_demo_is_a_mix_then_a_linear_classifier(layer_weights):
         "the logits should be classifier(mix(layers)): mix first, then classify")
 
 
-def test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch(layer_weights):
-    """3 epochs of fit with lr 0.02 against 3 Adam steps written out by hand."""
+@pytest.mark.parametrize("options, lr", [(dict(lr=0.02), 0.02), ({}, 0.05)],
+                         ids=["lr=0.02", "the default lr"])
+def test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch(layer_weights, options, lr):
+    """3 epochs of fit with lr 0.02, and with the default 0.05, against 3 Adam steps written
+    out by hand."""
     layers = torch.randn(3, 12, 4, generator=torch.Generator().manual_seed(5))
     labels = torch.arange(12) % 3
     torch.manual_seed(0)
     demo = layer_weights.LayerWeightDemo(3, 4, 3)
     by_hand = copy.deepcopy(demo)
-    losses = demo.fit(layers, labels, epochs=3, lr=0.02)
-    optimizer = torch.optim.Adam(by_hand.parameters(), lr=0.02)
+    losses = demo.fit(layers, labels, epochs=3, **options)
+    optimizer = torch.optim.Adam(by_hand.parameters(), lr=lr)
     expected = []
     for _ in range(3):
         optimizer.zero_grad()
@@ -226,12 +229,12 @@ def test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch(layer_weights):
         f"fit should return a list of python floats, one per epoch; got {losses!r}")
     assert np.allclose(losses, expected, atol=1e-6), (
         f"the losses before each step should be {expected}, got {losses}: one Adam optimizer "
-        "(with fit's lr, here 0.02) for the whole run, zero_grad before each backward, the "
+        f"(with fit's lr, here {lr}) for the whole run, zero_grad before each backward, the "
         "loss recorded before its step")
     for (name, got), want in zip(demo.state_dict().items(), by_hand.state_dict().values(),
                                  strict=True):
         assert torch.allclose(got, want, atol=1e-6), (
-            f"after fit, {name} differs from 3 Adam steps (lr 0.02) on the cross-entropy of "
+            f"after fit, {name} differs from 3 Adam steps (lr {lr}) on the cross-entropy of "
             "the whole batch; does the optimizer hold the mix's scalars and gamma as well as "
             "the classifier?")
 
