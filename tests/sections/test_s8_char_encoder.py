@@ -110,6 +110,8 @@ def test_a_highway_layer_is_one_linear_of_twice_the_width(char_encoder):
     registered = {id(p) for p in highway.parameters()}
     assert all(id(layer.weight) in registered for layer in highway.layers), (
         "the highway's layers are not among its parameters(): keep them in an nn.ModuleList")
+    default = len(char_encoder.Highway(DIM).layers)
+    assert default == 2, f"Highway({DIM}) should have num_layers = 2 by default, found {default}"
 
 
 def test_the_gate_bias_starts_at_one(char_encoder):
@@ -143,6 +145,16 @@ def test_a_gate_shut_transforms_through_a_relu(char_encoder):
     assert close(y, expected), (
         "with the gate's bias at -40, t = 0 and each layer gives relu(f), f being the first "
         "half of its nn.Linear's outputs; the second layer reads the first layer's output")
+
+
+def test_the_highway_works_on_any_leading_shape(char_encoder):
+    """(2, 5, dim) gives, row for row, what the (10, dim) of the same rows gives."""
+    highway, x = highway_with_gate_bias(char_encoder, 0.5), inputs()
+    rows = torch.cat([x, x.flip(0)])  # (10, dim)
+    y = highway(rows.view(2, 5, DIM))
+    assert y.shape == (2, 5, DIM) and close(y.reshape(10, DIM), highway(rows)), (
+        "Highway maps (..., dim) to (..., dim): split each layer's output into f and g along "
+        "the last axis (dim=-1), whatever the leading axes")
 
 
 # --- the character CNN -------------------------------------------------------------------
@@ -311,6 +323,27 @@ def test_the_char_bilm_spells_its_vocabulary_and_encodes_the_characters(char_enc
     sizes = [(lstm.input_size, lstm.hidden_size) for lstm in model.forward_lstms]
     assert sizes == [(16, 16), (16, 16)] and model.forward_head.out_features == len(words), (
         "the LSTMs and heads are BiLM's, of hidden_dim = 16 and len(words) outputs")
+
+
+def test_the_char_bilm_passes_its_sizes_on(char_encoder, vocabulary):
+    """CharBiLM(words) has the stated defaults; num_layers and every other size is passed on."""
+    m = char_encoder
+    for options, (widths, char_dim, highway, hidden, layers) in [
+            ({}, ([w for w, _ in m.FILTERS], 16, 2, 256, 2)),
+            (dict(hidden_dim=8, num_layers=3, char_dim=4, filters=((2, 3),), highway_layers=0),
+             ([2], 4, 0, 8, 3))]:
+        model = m.CharBiLM(vocabulary, **options)
+        encoder = model.token_projection
+        found = ([c.kernel_size[0] for c in encoder.convolutions],
+                 encoder.char_embedding.embedding_dim, len(encoder.highway.layers),
+                 encoder.projection.out_features,
+                 (len(model.forward_lstms), len(model.backward_lstms)))
+        wanted = (widths, char_dim, highway, hidden, (layers, layers))
+        where = f"CharBiLM({', '.join(['words', *(f'{k}={v}' for k, v in options.items())])})"
+        assert found == wanted, (
+            f"{where}: (widths, char_dim, highway layers, hidden_dim, (forward, backward) "
+            f"LSTMs) should be {wanted} (the defaults: FILTERS, 16, 2, 256, 2 layers), found "
+            f"{found}")
 
 
 def test_an_unseen_word_gets_a_layer_0_of_its_own(char_encoder, small):
