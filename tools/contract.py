@@ -10,9 +10,10 @@ Read from the sources, never run (ast):
   `Raises:` block there.
 * **Attributes.** Every attribute a section test reads on an object that is not a library's
   (torch, numpy, pytest, python) nor the test's own is either defined in the visible code of
-  the exercises (a public function, class, method or field) or listed in an `Attributes:`
-  block of their docstrings. An attribute assigned in a learner's block (`self.embedding`)
-  is visible only there.
+  the exercises (a public function, class, method or field, or a name the module imports
+  from the learner runtime, `course`, such as section 2's `CORPUS`) or listed in an
+  `Attributes:` block of their docstrings. An attribute assigned in a learner's block
+  (`self.embedding`) is visible only there.
 * **Messages.** Every `assert` of a section test has a message, every `np.testing.assert_*`
   an `err_msg`, every test a docstring (the report shows it when the learner's code raises),
   and every parametrised case a readable id (`vocab_size=0`, not pytest's `kwargs0`).
@@ -106,6 +107,9 @@ def read_contract(exercises_dir: Path = EXERCISES_DIR) -> Contract:
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.ClassDef):
                 defined.add(node.name)
+            if (isinstance(node, ast.ImportFrom) and node.level == 0
+                    and (node.module or "").split(".")[0] == "course"):
+                defined |= {alias.asname or alias.name for alias in node.names}  # re-exported
             if isinstance(node, ast.Assign | ast.AnnAssign):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 defined |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}

@@ -14,7 +14,10 @@ EXERCISE = '''\
 """Section 3."""
 
 import torch
+from numpy import pi
 from torch import nn
+
+from course.corpus import CORPUS
 
 
 class Model(nn.Module):
@@ -66,6 +69,7 @@ def test_a_documented_or_visible_attribute_passes(tmp_path):
             model = bilm.Model()
             assert model.head(torch.zeros(2)).shape == (2,), "two scores"
             assert model.depth and model.run(1) and trained.history, "all there"
+            assert bilm.CORPUS, "a name the module takes from the learner runtime, in view"
             with pytest.raises(ValueError, match="sizes must be positive"):
                 bilm.Model()
     ''') == []
@@ -82,6 +86,11 @@ def test_a_documented_or_visible_attribute_passes(tmp_path):
             """It reads a module name that does not exist."""
             assert bilm.Projection, "a class"
     ''', "bilm.Projection is not a public name", id="unknown module name"),
+    pytest.param('''
+        def test_x(bilm):
+            """It reads a name the module imports from a library, not from the runtime."""
+            assert bilm.pi, "pi"
+    ''', "bilm.pi is not a public name", id="a library's name"),
     pytest.param('''
         import pytest
 
