@@ -1,6 +1,8 @@
 """The learner runtime of the ELMo course, shipped whole in the handout: the registry, the
-isolation harness, the tests' plugins, the progress table, the pre-trained biLM and what
-the notebooks call. It imports nothing of the course's tools, grader or reference."""
+isolation harness, the tests' plugins, the progress table, the pre-trained biLM, what the
+notebooks call, and the given code of the sections (the corpus, the input checks, the
+analyses and the figures). It imports nothing of the course's tools, grader or
+reference."""
 
 import os
 

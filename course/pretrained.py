@@ -2,8 +2,9 @@
 
 Sections 5-7 (and their tests and notebooks) need a pre-trained biLM but are not about
 training one. `pretrained(package)` trains it with the package's own sections 1-4 and
-caches the weights on disk, keyed by the source of those sections and the torch version,
-so the same code never trains twice on one machine. `$ELMO_CACHE_DIR` moves the cache;
+caches the weights on disk, keyed by the source of those sections, the corpus they train on
+(`course/corpus.py`) and the torch version, so the same code never trains twice on one
+machine. `$ELMO_CACHE_DIR` moves the cache;
 set it empty to turn it off. `pretrained(package, characters=True)` does the same for the
 character biLM of section 8 (its `CharBiLM`, trained with its `CHAR_RECIPE`).
 """
@@ -19,10 +20,12 @@ from types import ModuleType, SimpleNamespace
 
 import torch
 
+from .corpus import CORPUS
 from .harness import Harness, sources_key
 from .registry import CACHE_DIR, CACHE_ENV_VAR, SECTIONS, find_section
 
 TRAINING_SEED = 0
+_CORPUS_FILE = Path(__file__).with_name("corpus.py")  # the data trained on: in the key too
 _in_memory: dict[str, SimpleNamespace] = {}
 
 
@@ -37,11 +40,12 @@ def pretrained(package: ModuleType, characters: bool = False) -> SimpleNamespace
     `characters`, section 8's `CharBiLM` rather than the `BiLM`."""
     setup, corpus, bilm, pretrain = (Harness.module(package, s) for s in SECTIONS[:4])
     sections = [*SECTIONS[:4], *([find_section("char_encoder")] if characters else [])]
+    corpus_digest = hashlib.sha256(_CORPUS_FILE.read_bytes()).hexdigest()
     key = hashlib.sha256(
-        f"{sources_key(package, sections)} {torch.__version__}".encode()
+        f"{sources_key(package, sections)} {corpus_digest} {torch.__version__}".encode()
     ).hexdigest()[:16]
     if key not in _in_memory:
-        word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
+        word2idx, idx2word = corpus.build_vocab(CORPUS)
         setup.set_seed(TRAINING_SEED)
         if characters:
             char_encoder = Harness.module(package, sections[-1])
@@ -57,7 +61,7 @@ def pretrained(package: ModuleType, characters: bool = False) -> SimpleNamespace
             history, cpu_seconds = saved["history"], saved.get("cpu_seconds")
         else:
             started = time.process_time()
-            history = pretrain.train_bilm(model, corpus.CORPUS, word2idx, recipe,
+            history = pretrain.train_bilm(model, CORPUS, word2idx, recipe,
                                           seed=TRAINING_SEED, device="cpu", log_every=0,
                                           progress=False)
             cpu_seconds = time.process_time() - started

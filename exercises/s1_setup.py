@@ -16,6 +16,8 @@ import random
 import numpy as np
 import torch
 
+from course.given import check_device_request
+
 __all__ = ["DEVICE_ENV_VAR", "get_device", "set_seed"]
 
 DEVICE_ENV_VAR = "ELMO_DEVICE"
@@ -29,12 +31,7 @@ def set_seed(seed: int) -> None:
 
     Args:
         seed: a non-negative integer below 2**32 (numpy's limit).
-
-    Raises:
-        TypeError: `seed` is not an int (from the given `_check_seed`).
-        ValueError: `seed` is negative or too large for numpy (from `_check_seed`).
     """
-    _check_seed(seed)  # clear errors for a bad seed, given below
     raise NotImplementedError("section 1 (setup): set_seed is not implemented yet")
 
 
@@ -51,34 +48,9 @@ def get_device(preferred: str | torch.device | None = None) -> torch.device:
 
     Raises:
         ValueError: the requested device is not a valid device string (from the given
-            `_check_device_request`, before your code runs).
+            `check_device_request`, before your code runs).
         RuntimeError: CUDA was requested but is not available on this machine (idem).
     """
-    _check_device_request(preferred)  # clear errors for a bad request, given below
+    check_device_request(preferred, DEVICE_ENV_VAR)  # clear errors for a bad request, given
     raise NotImplementedError("section 1 (setup): get_device is not implemented yet")
 
-
-def _check_seed(seed: int) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"set_seed expects an int seed, got {type(seed).__name__} {seed!r}")
-    if not 0 <= seed < 2**32:
-        raise ValueError(f"set_seed expects 0 <= seed < 2**32, got {seed}")
-
-
-def _check_device_request(preferred: str | torch.device | None) -> None:
-    """The request that get_device follows (the argument, else a non-empty $ELMO_DEVICE)
-    must name a device, and CUDA only where there is one; the error says where it came from."""
-    if preferred is not None:
-        choice, source = preferred, "get_device(preferred=...)"
-    else:
-        choice, source = os.environ.get(DEVICE_ENV_VAR) or None, f"${DEVICE_ENV_VAR}"
-    if choice is None:
-        return
-    try:
-        device = torch.device(choice)
-    except (RuntimeError, TypeError) as err:
-        raise ValueError(
-            f"{source} must name a device such as 'cpu' or 'cuda', got {choice!r}"
-        ) from err
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError(f"device {choice!r} was requested but CUDA is not available here")

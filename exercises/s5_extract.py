@@ -21,50 +21,12 @@ from collections.abc import Sequence
 
 import torch
 
+from course.given import Sentence, as_batch
+
 from .s2_corpus import BOS, EOS, encode, pad_batch
 from .s3_bilm import BiLM
 
 __all__ = ["get_elmo_embeddings"]
-
-Sentence = str | Sequence[int] | torch.Tensor
-
-
-def _as_batch(
-    sentences: Sentence | Sequence[Sentence], word2idx: dict[str, int] | None
-) -> tuple[list[list[int]], bool]:
-    """(the word ids of every sentence, without boundaries; whether `sentences` was one
-    sentence rather than a list of them), or a clear error naming what is wrong."""
-    single = isinstance(sentences, str | torch.Tensor) or (
-        isinstance(sentences, Sequence) and len(sentences) > 0
-        and all(isinstance(i, int) for i in sentences)
-    )
-    batch = [sentences] if single else list(sentences)
-    if not batch:
-        raise ValueError("get_elmo_embeddings got no sentences")
-    return [_word_ids(s, word2idx, i) for i, s in enumerate(batch)], single
-
-
-def _word_ids(sentence: Sentence, word2idx: dict[str, int] | None, position: int) -> list[int]:
-    """One sentence as word ids without boundaries, or a clear error naming what is wrong."""
-    if isinstance(sentence, str):
-        if word2idx is None:
-            raise ValueError("get_elmo_embeddings got text; pass word2idx to encode it")
-        return encode(sentence, word2idx)  # raises on an empty sentence
-    if isinstance(sentence, torch.Tensor):
-        if sentence.dtype.is_floating_point or sentence.dtype == torch.bool:
-            raise TypeError(f"sentence {position}: expected integer ids, got {sentence.dtype}")
-        if sentence.dim() != 1:
-            raise ValueError(
-                f"sentence {position}: expected a 1-D tensor of word ids, "
-                f"got shape {tuple(sentence.shape)}"
-            )
-        sentence = sentence.tolist()
-    ids = list(sentence)
-    if not ids:
-        raise ValueError(f"sentence {position} is empty: there is nothing to embed")
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-        raise TypeError(f"sentence {position}: expected word ids as ints, got {ids!r}")
-    return ids
 
 
 def get_elmo_embeddings(
@@ -78,7 +40,8 @@ def get_elmo_embeddings(
     batch of them, on the model's device, `next(model.parameters()).device`); the two
     boundary positions are then dropped, so that row i is word i. The given line before
     your code turns `sentences` into `word_ids` (one list of word ids per sentence, no
-    boundaries) and `single` (True when `sentences` was one sentence).
+    boundaries, text encoded with `encode`) and `single` (True when `sentences` was one
+    sentence).
 
     Args:
         model: a (pre-trained) `BiLM`. It is run under `torch.no_grad()` in eval mode and
@@ -94,7 +57,7 @@ def get_elmo_embeddings(
     Raises:
         TypeError / ValueError: an empty sentence or list, ids that are not integers, a
             tensor that is not 1-D, or text without `word2idx` (from the given
-            `_as_batch`); ids out of range (from the biLM's own check).
+            `as_batch`); ids out of range (from the biLM's own check).
     """
-    word_ids, single = _as_batch(sentences, word2idx)  # clear errors for bad input, given
+    word_ids, single = as_batch(sentences, word2idx, encode)  # clear errors, given
     raise NotImplementedError("section 5 (extract): get_elmo_embeddings is not implemented yet")

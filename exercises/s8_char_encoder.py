@@ -32,22 +32,23 @@ Sizes against the paper's (bilm-tf's options of the released model, AllenNLP's
 
 Given, for the notebook and the demo: `Spelling` (word ids to the characters of the
 vocabulary's words), `words_to_chars`, `sentence_chars` (any text as character ids, unseen
-words included), `CHAR_RECIPE` (how the course pre-trains a `CharBiLM` with section 4's
-`train_bilm`), and `token_layer` and `nearest_relatives`: layer 0 of any words, out of
-context, and where the relative of a word the corpus lacks ("banks": "bank") stands among
-its nearest words, for a character biLM and for a word biLM alike.
+words included) and `CHAR_RECIPE` (how the course pre-trains a `CharBiLM` with section 4's
+`train_bilm`). `course.analysis` reads layer 0 of any words, out of context, and finds where
+the relative of a word the corpus lacks ("banks": "bank") stands among its nearest words,
+for a character biLM and for a word biLM alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .s2_corpus import BOS, EOS, SPECIAL_TOKENS, UNK, tokenize
+from course.given import check_chars, check_encoder_sizes, check_max_chars, check_sizes
+
+from .s2_corpus import BOS, EOS, SPECIAL_TOKENS, tokenize
 from .s3_bilm import BiLM
 from .s4_pretrain import Recipe
 
@@ -62,17 +63,12 @@ __all__ = [
     "FILTERS",
     "FIRST_BYTE",
     "MAX_CHARS",
-    "UNSEEN_RELATIVES",
     "CharBiLM",
     "CharEncoder",
     "Highway",
-    "Neighbours",
     "Spelling",
     "char_ids",
-    "nearest_relatives",
-    "neighbours_table",
     "sentence_chars",
-    "token_layer",
     "words_to_chars",
 ]
 
@@ -106,20 +102,11 @@ def char_ids(word: str, max_chars: int = MAX_CHARS) -> list[int]:
         a list of `max_chars` ints in [0, CHAR_VOCAB_SIZE).
 
     Raises:
-        TypeError: `word` is not a str (from the given `_check_word`).
         ValueError: `max_chars` is below 3, too few for BOW, a character and EOW (from the
-            given `_check_word`).
+            given `check_max_chars`).
     """
-    _check_word(word, max_chars)  # given
+    check_max_chars(max_chars)  # a clear error for too few characters, given
     raise NotImplementedError("section 8 (char_encoder): char_ids is not implemented yet")
-
-
-def _check_word(word: str, max_chars: int) -> None:
-    if not isinstance(word, str):
-        raise TypeError(f"char_ids expects a word as a str, got {type(word).__name__}")
-    if not isinstance(max_chars, int) or max_chars < 3:
-        raise ValueError(f"max_chars must be an int of at least 3 (BOW, a character, EOW), "
-                         f"got {max_chars!r}")
 
 
 def words_to_chars(words: Iterable[str], max_chars: int = MAX_CHARS) -> torch.Tensor:
@@ -149,24 +136,16 @@ class Highway(nn.Module):
             bias of the gate's half, `bias[dim:]`, starts at 1.
 
     Raises:
-        ValueError: `dim` below 1 or `num_layers` below 0 (from the given `_check_widths`).
+        ValueError: `dim` below 1 or `num_layers` below 0 (from the given `check_sizes`).
     """
 
     def __init__(self, dim: int, num_layers: int = 2) -> None:
-        _check_widths(dim=dim, num_layers=(num_layers, 0))  # given
+        check_sizes(dim=dim, num_layers=(num_layers, 0))  # clear errors for bad sizes, given
         raise NotImplementedError("section 8 (char_encoder): Highway.__init__ is not implemented yet")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(..., dim) -> (..., dim)."""
         raise NotImplementedError("section 8 (char_encoder): Highway.forward is not implemented yet")
-
-
-def _check_widths(**sizes: int | tuple[int, int]) -> None:
-    """Each size an int of at least 1, or of at least `low` when given as (size, low)."""
-    for name, size in sizes.items():
-        value, low = size if isinstance(size, tuple) else (size, 1)
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise ValueError(f"{name} must be an int of at least {low}, got {value!r}")
 
 
 class CharEncoder(nn.Module):
@@ -198,12 +177,12 @@ class CharEncoder(nn.Module):
 
     Raises:
         ValueError: a size below 1, no filters, or highway_layers below 0 (from the given
-            `_check_encoder_sizes`).
+            `check_encoder_sizes`).
     """
 
     def __init__(self, output_dim: int, char_dim: int = 16,
                  filters: Sequence[tuple[int, int]] = FILTERS, highway_layers: int = 2) -> None:
-        _check_encoder_sizes(output_dim, char_dim, filters, highway_layers)  # given
+        check_encoder_sizes(output_dim, char_dim, filters, highway_layers)  # given
         raise NotImplementedError("section 8 (char_encoder): CharEncoder.__init__ is not implemented yet")
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
@@ -214,28 +193,10 @@ class CharEncoder(nn.Module):
 
         Raises:
             ValueError: `chars` has no last axis or one shorter than the widest filter
-                (from the given `_check_chars`).
+                (from the given `check_chars`).
         """
-        self._check_chars(chars)  # given
+        check_chars(chars, self.convolutions)  # a clear error for too few characters, given
         raise NotImplementedError("section 8 (char_encoder): CharEncoder.forward is not implemented yet")
-
-    def _check_chars(self, chars: torch.Tensor) -> None:
-        """A clear error for characters the convolutions cannot read (shapes only)."""
-        widest = max(conv.kernel_size[0] for conv in self.convolutions)
-        if not isinstance(chars, torch.Tensor) or chars.dim() < 1 or chars.shape[-1] < widest:
-            shape = tuple(chars.shape) if isinstance(chars, torch.Tensor) else type(chars)
-            raise ValueError(f"CharEncoder expects character ids (..., C) with C at least "
-                             f"{widest}, the widest filter, got {shape}")
-
-
-def _check_encoder_sizes(output_dim: int, char_dim: int, filters: Sequence[tuple[int, int]],
-                         highway_layers: int) -> None:
-    _check_widths(output_dim=output_dim, char_dim=char_dim,
-                  highway_layers=(highway_layers, 0))
-    if len(filters) == 0:
-        raise ValueError("CharEncoder needs at least one (width, count) filter")
-    for width, count in filters:
-        _check_widths(filter_width=width, filter_count=count)
 
 
 class Spelling(nn.Module):
@@ -300,17 +261,12 @@ class CharBiLM(BiLM):
         raise NotImplementedError("section 8 (char_encoder): CharBiLM.__init__ is not implemented yet")
 
     def _check_input(self, ids: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
-        """As `BiLM._check_input`; character ids (T, B, C) must be integers in
-        [0, CHAR_VOCAB_SIZE), with C at least the widest filter."""
-        if not (isinstance(ids, torch.Tensor) and ids.dim() == 3):
-            return super()._check_input(ids, lengths)
-        if ids.dtype not in (torch.int64, torch.int32):
-            raise TypeError(f"CharBiLM expects integer character ids, got {ids.dtype}")
-        self.token_projection._check_chars(ids)
-        if ids.numel() == 0 or int(ids.min()) < 0 or int(ids.max()) >= CHAR_VOCAB_SIZE:
-            raise ValueError(f"CharBiLM expects character ids in [0, {CHAR_VOCAB_SIZE}) of "
-                             f"shape (seq_len, batch, C), got {tuple(ids.shape)}")
-        return super()._check_input(torch.zeros_like(ids[..., 0]), lengths)  # lengths vs (T, B)
+        """As `BiLM._check_input`; character ids (T, B, C) must lie in [0, CHAR_VOCAB_SIZE),
+        with C at least the widest filter (the given `check_chars`)."""
+        if ids.dim() == 3:
+            check_chars(ids, self.token_projection.convolutions, CHAR_VOCAB_SIZE)
+            ids = torch.zeros_like(ids[..., 0])  # the lengths are checked against (T, B)
+        return super()._check_input(ids, lengths)
 
 
 def sentence_chars(sentences: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -324,69 +280,3 @@ def sentence_chars(sentences: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor
         chars[: len(sentence), column] = words_to_chars(sentence)
     return chars, lengths
 
-
-# --- what the character layer buys: the nearest words of words the corpus lacks -----------
-
-# (a word the corpus lacks, its relative in the corpus): inflections, a compound, a spelling
-# variant and typos, each of a word of the vocabulary.
-UNSEEN_RELATIVES: tuple[tuple[str, str], ...] = (
-    ("banks", "bank"), ("rivers", "river"), ("plays", "play"), ("played", "play"),
-    ("watches", "watch"), ("theatres", "theatre"), ("schools", "school"),
-    ("teachers", "teacher"), ("bird", "birds"), ("game", "games"), ("riverbank", "river"),
-    ("theater", "theatre"), ("bnak", "bank"), ("wacth", "watch"))
-
-
-@torch.no_grad()
-def token_layer(model: BiLM, words: Sequence[str], word2idx: Mapping[str, int]) -> torch.Tensor:
-    """(n, hidden_dim) p of each word, layer 0's half, out of any context: a `CharBiLM`
-    spells every word out; a word biLM reads its id, <unk>'s for a word it lacks."""
-    device = next(model.parameters()).device
-    if isinstance(model, CharBiLM):
-        return model.token_projection(words_to_chars(words).to(device)).cpu()
-    ids = torch.tensor([word2idx.get(word, UNK) for word in words], device=device)
-    return model.token_projection(model.embedding(ids)).cpu()
-
-
-class Neighbours(NamedTuple):
-    """Where a word's relative stands among the words nearest to it (`nearest_relatives`).
-
-    query:    the word, usually one the corpus lacks.
-    relative: its relative in the vocabulary.
-    rank:     the relative's place among the candidates, 1 = the nearest; a ranking that
-              knew nothing would put it at (candidates + 1) / 2 on average.
-    nearest:  the three nearest candidates, with their cosines.
-    candidates: how many words were ranked.
-    """
-
-    query: str
-    relative: str
-    rank: int
-    nearest: tuple[tuple[str, float], ...]
-    candidates: int
-
-
-def nearest_relatives(model: BiLM, word2idx: Mapping[str, int],
-                      pairs: Sequence[tuple[str, str]] = UNSEEN_RELATIVES) -> list[Neighbours]:
-    """For each (query, relative), the vocabulary's words (special tokens left out) ranked by
-    the cosine of their layer 0 to the query's, each vector centred by the mean over the
-    vocabulary: token vectors share a common direction that makes every cosine high, and
-    centring leaves what tells words apart."""
-    words = [word for word in word2idx if word not in SPECIAL_TOKENS]
-    vectors = token_layer(model, words, word2idx)
-    mean = vectors.mean(dim=0)
-    queries = token_layer(model, [query for query, _ in pairs], word2idx) - mean
-    found = []
-    for (query, relative), vector in zip(pairs, queries, strict=True):
-        cosines = F.cosine_similarity(vector.unsqueeze(0), vectors - mean, dim=-1)
-        order = cosines.argsort(descending=True).tolist()
-        nearest = tuple((words[i], round(float(cosines[i]), 3)) for i in order[:3])
-        found.append(Neighbours(query, relative, order.index(words.index(relative)) + 1,
-                                nearest, len(words)))
-    return found
-
-
-def neighbours_table(found: Sequence[Neighbours]) -> str:
-    """One line per query: the relative's rank, then the three nearest words."""
-    return "\n".join(f"{n.query:>10} -> {n.relative:<8} rank {n.rank:3d} of {n.candidates}   "
-                     + ", ".join(f"{word} {cosine:.2f}" for word, cosine in n.nearest)
-                     for n in found)

@@ -192,9 +192,9 @@ MISTAKES = [
         caught_by="test_history_is_the_corpus_loss_after_each_epoch",
         edits=[Edit("train_bilm", """
                 history.append(corpus_loss(model, corpus, word2idx))
-                _show_loss(bar, epoch, history[-1], log_every)
+                show_loss(bar, epoch, history[-1], log_every)
             """, """
-                _show_loss(bar, epoch, history[-1], log_every)
+                show_loss(bar, epoch, history[-1], log_every)
             """),
                Edit("train_bilm", EPOCH_START, EPOCH_START.replace(
                    "order", "history.append(corpus_loss(model, corpus, word2idx))\n    order"))],

@@ -85,7 +85,7 @@ MISTAKES = [
         concept="a word held twice is compared where it first appears",
         caught_by="test_a_target_word_twice_is_compared_at_its_first_occurrence",
         edits=[Edit("compare_contexts",
-                    "[_target_position(sentence, word) for sentence, word, _ in labels]",
+                    "[tokenize(sentence).index(word) for sentence, word, _ in labels]",
                     "[len(tokenize(sentence)) - 1 - tokenize(sentence)[::-1].index(word)"
                     " for sentence, word, _ in labels]")],
     ),
@@ -118,7 +118,7 @@ ALTERNATIVES = [
         "comparison-by-nested-loops",
         "compare_contexts loops over i < j and finds the target word with tokenize",
         edits=[Edit("compare_contexts", """
-            positions = [_target_position(sentence, word) for sentence, word, _ in labels]
+            positions = [tokenize(sentence).index(word) for sentence, word, _ in labels]
             embeddings = get_elmo_embeddings(model, sentences, word2idx)
             targets = [emb[:, pos].cpu() for emb, pos in zip(embeddings, positions, strict=True)]
             pairs, rows = [], []

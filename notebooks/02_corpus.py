@@ -53,8 +53,9 @@ corpus = sections.corpus
 # %% [markdown]
 # ## The corpus
 #
-# The sentences, their labels and their phrases are given (`CORPUS`, `HELDOUT`,
-# `SENSE_LABELS`, `HELDOUT_LABELS`, `SENSE_PHRASES`): sentences per target word and sense.
+# The sentences, their labels and their phrases are given (`course/corpus.py`, which
+# section 2 re-exports: `CORPUS`, `HELDOUT`, `SENSE_LABELS`, `HELDOUT_LABELS`,
+# `SENSE_PHRASES`): sentences per target word and sense.
 
 # %%
 print(len(corpus.CORPUS), "training sentences,", len(corpus.HELDOUT), "held out,",

@@ -33,6 +33,7 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
+from course import analysis
 from course.notebook import load_sections, run_checks
 from course.registry import find_section
 
@@ -73,9 +74,9 @@ print(f"loss of the untrained biLM: {float(loss):.3f}   2 ln V = {2 * math.log(l
 #
 # How low can the loss go? No biLM does better than one that knows the corpus exactly: at
 # every position it gives each possible next token the share of sentences with that prefix
-# that continue with it. That is the corpus's **entropy floor** (`entropy_floor`, given).
-# It is not 0, because the corpus itself is uncertain: after "she put her money in the
-# bank", four endings are possible, three in training.
+# that continue with it. That is the corpus's **entropy floor** (`entropy_floor`, given in
+# `course.analysis`). It is not 0, because the corpus itself is uncertain: after "she put
+# her money in the bank", four endings are possible, three in training.
 #
 # There are two floors worth knowing here:
 #
@@ -87,12 +88,15 @@ print(f"loss of the untrained biLM: {float(loss):.3f}   2 ln V = {2 * math.log(l
 #   higher on the training sentences, but the same on the held-out ones.
 
 # %%
-by_heart = pretrain.entropy_floor(corpus.CORPUS)
-phrases = pretrain.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)
+by_heart = analysis.entropy_floor(sections, corpus.CORPUS)
+phrases = analysis.entropy_floor(sections, corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)
+by_heart_held_out = analysis.entropy_floor(sections, corpus.CORPUS, corpus.HELDOUT)
+phrases_held_out = analysis.entropy_floor(sections, corpus.CORPUS + corpus.HELDOUT,
+                                          corpus.HELDOUT)
 print(f"floor, the training sentences by heart: {by_heart:.3f}   on held-out sentences: "
-      f"{pretrain.entropy_floor(corpus.CORPUS, corpus.HELDOUT)}")
+      f"{by_heart_held_out}")
 print(f"floor, the phrases: {phrases:.3f} on training sentences, "
-      f"{pretrain.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.HELDOUT):.3f} on held-out")
+      f"{phrases_held_out:.3f} on held-out")
 
 # %% [markdown]
 # ## Training
@@ -145,11 +149,11 @@ plt.show()
 #
 # Around every word of a sentence, the backward LM's most likely previous words (left) and
 # the forward LM's most likely next words (right), with their probabilities
-# (`top_predictions`, given).
+# (`top_predictions`, given in `course.analysis`).
 
 # %%
-print(pretrain.predictions_table(pretrain.top_predictions(
-    model, "she put her money in the bank to keep it safe", word2idx, idx2word, k=3)))
+print(analysis.predictions_table(analysis.top_predictions(
+    sections, model, "she put her money in the bank to keep it safe", word2idx, idx2word, k=3)))
 
 # %% [markdown]
 # Reading: after "bank", the forward LM spreads its guesses over the first words of the
@@ -163,8 +167,8 @@ print(pretrain.predictions_table(pretrain.top_predictions(
 # word.
 
 # %%
-print(pretrain.predictions_table(pretrain.top_predictions(
-    model, "we walked along the bank of the river", word2idx, idx2word, k=3)))
+print(analysis.predictions_table(analysis.top_predictions(
+    sections, model, "we walked along the bank of the river", word2idx, idx2word, k=3)))
 
 # %% [markdown]
 # ## Summary

@@ -27,7 +27,7 @@
 # You write `cosine_sim` (normalise both vectors before the dot product, and decide what a
 # zero vector gives) and `compare_contexts` (every pair of sentences with the same target
 # word, the cosine of the word's embeddings at each layer). The baselines and the pictures
-# are given.
+# are given (`course.analysis`, `course.plots`).
 
 # %% tags=["parameters"]
 IMPL = "exercises"  # the implementation these cells run: your exercises/
@@ -37,14 +37,15 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
+from course import analysis, plots
 from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.registry import find_section
 
 SECTION = find_section("context")
 sections = load_sections(IMPL, SECTION.name)
-context, corpus, pretrain = sections.context, sections.corpus, sections.pretrain
+context, corpus = sections.context, sections.corpus
 trained = pretrained_bilm(sections)
-set_matplotlib_formats("png")  # the section draws without pyplot: show its figures as images
+set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
 
 # %% [markdown]
 # ## Cosine similarity
@@ -76,8 +77,8 @@ context.cosine_sim(a, b)
 
 # %%
 comparison = context.compare_contexts(trained.model, trained.word2idx)
-baseline = context.anisotropy_baseline(trained.model, trained.word2idx)
-print(comparison.table())
+baseline = analysis.anisotropy_baseline(sections, trained.model, trained.word2idx)
+print(analysis.comparison_table(comparison))
 print("two different words:" + "".join(f"{float(v):9.3f}" for v in baseline))
 same, different = comparison.select(True).mean(0), comparison.select(False).mean(0)
 print("gap, all pairs:     " + "".join(f"{float(v):9.3f}" for v in same - different))
@@ -95,7 +96,7 @@ print("gap, all pairs:     " + "".join(f"{float(v):9.3f}" for v in same - differ
 # half of their vector identical. The held-out sentences below share none.
 
 # %%
-display(context.plot_context_comparison(comparison, baseline))
+display(plots.plot_context_comparison(comparison, baseline))
 
 # %% [markdown]
 # ## Held-out sentences
@@ -104,7 +105,7 @@ display(context.plot_context_comparison(comparison, baseline))
 
 # %%
 held_out = context.compare_contexts(trained.model, trained.word2idx, corpus.HELDOUT_LABELS)
-print(held_out.table())
+print(analysis.comparison_table(held_out))
 same, different = held_out.select(True).mean(0), held_out.select(False).mean(0)
 print("gap, all pairs:     " + "".join(f"{float(v):9.3f}" for v in same - different))
 
@@ -119,11 +120,11 @@ print("gap, all pairs:     " + "".join(f"{float(v):9.3f}" for v in same - differ
 # half the ending. Each half on its own:
 
 # %%
-halves = context.compare_halves(trained.model, trained.word2idx)
+halves = analysis.compare_halves(sections, trained.model, trained.word2idx)
 for direction, half in halves.items():
     gap = half.select(True).mean(0) - half.select(False).mean(0)
     print(f"{direction:<8} half, gap per layer:", [round(float(g), 3) for g in gap])
-display(context.plot_halves(halves, baseline))
+display(plots.plot_halves(halves, baseline))
 
 # %% [markdown]
 # Reading: both halves separate the senses, since both the openings and the endings are
@@ -138,7 +139,7 @@ display(context.plot_halves(halves, baseline))
 # (o2 e3: opening 2, ending 3).
 
 # %%
-display(context.plot_sense_pca(trained.model, trained.word2idx, "bank"))
+display(plots.plot_sense_pca(sections, trained.model, trained.word2idx, "bank"))
 
 # %% [markdown]
 # Reading: layer 0 is one point. At layers 1 and 2 the first component splits the two
@@ -154,7 +155,7 @@ display(context.plot_sense_pca(trained.model, trained.word2idx, "bank"))
 
 # %%
 for name, queries in (("training", corpus.SENSE_LABELS), ("held-out", corpus.HELDOUT_LABELS)):
-    found = context.nearest_sense_accuracy(trained.model, trained.word2idx, queries)
+    found = analysis.nearest_sense_accuracy(sections, trained.model, trained.word2idx, queries)
     for word, reading in found.items():
         print(f"{name:<9} {word:<6} 1-NN accuracy per layer "
               f"{[round(float(a), 3) for a in reading.accuracy]}   chance {reading.chance:.3f}"
@@ -173,11 +174,11 @@ for name, queries in (("training", corpus.SENSE_LABELS), ("held-out", corpus.HEL
 
 # %%
 sentence, word = "the ducks sat by the bank of the water", "bank"
-print(pretrain.predictions_table(pretrain.top_predictions(
-    trained.model, sentence, trained.word2idx, trained.idx2word, k=3)))
+print(analysis.predictions_table(analysis.top_predictions(
+    sections, trained.model, sentence, trained.word2idx, trained.idx2word, k=3)))
 print()
-print(context.nearest_table(context.nearest_occurrences(
-    trained.model, trained.word2idx, sentence, word)))
+print(analysis.nearest_table(analysis.nearest_occurrences(
+    sections, trained.model, trained.word2idx, sentence, word)))
 
 # %% [markdown]
 # ## Summary

@@ -14,9 +14,9 @@
 # rather than how large that layer's numbers are. This is AllenNLP's `ScalarMix`.
 #
 # You write `ScalarMix` (its parameters, the weights, the mix, the layer normalisation) and
-# `LayerWeightDemo`: a `ScalarMix` followed by a linear classifier, and its training loop.
-# Two toy tasks then learn their own mix, each scored on a held-out split that keeps it
-# fair:
+# `ScalarMixProbe`: a `ScalarMix` followed by a linear classifier, and its training loop.
+# Two toy tasks (given, in `course.analysis`) then learn their own mix, each scored on a
+# held-out split that keeps it fair:
 #
 # * **word class** (syntax-like): the class of the corpus's unambiguous words (noun, verb,
 #   ...), scored on word *types* the classifier never saw, so that it must read the word's
@@ -39,6 +39,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
+from course import analysis, plots
 from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.registry import find_section
 
@@ -47,7 +48,7 @@ sections = load_sections(IMPL, SECTION.name)
 layer_weights = sections.layer_weights
 corpus = sections.corpus
 trained = pretrained_bilm(sections)
-set_matplotlib_formats("png")  # the section draws without pyplot: show its figures as images
+set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
 
 # %% [markdown]
 # ## The mix on three constant layers
@@ -73,8 +74,8 @@ for initial in ([0.0, 0.0, 0.0], [0.0, 0.0, 5.0]):
 # the best layer 0 can do, since it is one vector for both senses.
 
 # %%
-tasks = [layer_weights.word_class_task(trained.model, trained.word2idx, corpus.CORPUS),
-         layer_weights.sense_task(trained.model, trained.word2idx)]
+tasks = [analysis.word_class_task(sections, trained.model, trained.word2idx, corpus.CORPUS),
+         analysis.sense_task(sections, trained.model, trained.word2idx)]
 for task in tasks:
     counts = torch.bincount(task.labels, minlength=len(task.classes)).tolist()
     print(f"{task.name}: n = {len(task.labels)} tokens, {len(task.classes)} classes "
@@ -83,7 +84,7 @@ for task in tasks:
 # %% [markdown]
 # ## Two tasks, two mixes
 #
-# For each task, a `LayerWeightDemo` is trained on one part of the data and scored on a
+# For each task, a `ScalarMixProbe` is trained on one part of the data and scored on a
 # held-out fold it never saw, once for each of four folds; the weights are averaged over
 # the folds. A probe on each single layer alone gives the second view.
 #
@@ -100,7 +101,7 @@ for task in tasks:
 # </details>
 
 # %%
-results = [layer_weights.evaluate_task(task, seed=0) for task in tasks]
+results = [analysis.evaluate_task(sections, task, seed=0) for task in tasks]
 for result in results:
     weights = ", ".join(f"{w:.2f}" for w in result.weights.tolist())
     probes = ", ".join(f"{a:.2f}" for a in result.layer_accuracy.tolist())
@@ -109,7 +110,7 @@ for result in results:
           f"chance {result.chance:.2f}  n = {result.n}")
 
 # %%
-display(layer_weights.plot_layer_weights([results]))
+display(plots.plot_layer_weights([results]))
 
 # %% [markdown]
 # Reading, against chance and n:
@@ -135,8 +136,8 @@ display(layer_weights.plot_layer_weights([results]))
 # %%
 chosen = [label for label in corpus.SENSE_LABELS + corpus.HELDOUT_LABELS
           if label[1] in ("bank", "play")]
-mine = layer_weights.evaluate_task(layer_weights.sense_task(trained.model, trained.word2idx,
-                                                            chosen), seed=0)
+mine = analysis.evaluate_task(
+    sections, analysis.sense_task(sections, trained.model, trained.word2idx, chosen), seed=0)
 print(f"bank and play only: weights {[round(w, 2) for w in mine.weights.tolist()]}, "
       f"accuracy {mine.accuracy:.2f}, n = {mine.n}")
 
@@ -151,10 +152,10 @@ print(f"bank and play only: weights {[round(w, 2) for w in mine.weights.tolist()
 #
 # ## Try
 #
-# 1. Train the mix without layer normalisation (`LayerWeightDemo(..., do_layer_norm=False)`
+# 1. Train the mix without layer normalisation (`ScalarMixProbe(..., do_layer_norm=False)`
 #    in a loop of your own): do the weights then follow the layers' sizes?
-# 2. Fit with a smaller learning rate (`evaluate_task(task, seed=0, lr=0.01)`): how far do
-#    the weights move from uniform?
+# 2. Fit with a smaller learning rate (`analysis.evaluate_task(sections, task, seed=0,
+#    lr=0.01)`): how far do the weights move from uniform?
 # 3. Evaluate the word-class task with folds by sentence instead of by word type, so the
 #    classifier sees every word in training: what does layer 0 score then, and why?
 #

@@ -41,13 +41,14 @@ IMPL = "exercises"  # the implementation these cells run: your exercises/
 # %%
 import torch
 
+from course import analysis
 from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.registry import find_section
 
 SECTION = find_section("char_encoder")
 sections = load_sections(IMPL, SECTION.name)
 char_encoder, corpus, pretrain = sections.char_encoder, sections.corpus, sections.pretrain
-context, layer_weights = sections.context, sections.layer_weights
+context = sections.context
 
 # %% [markdown]
 # ## The character mapper
@@ -113,7 +114,7 @@ with torch.no_grad():
 # %%
 trained_word = pretrained_bilm(sections)
 trained_char = pretrained_bilm(sections, characters=True)
-floor = pretrain.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)
+floor = analysis.entropy_floor(sections, corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)
 for name, trained in (("word biLM", trained_word), ("character biLM", trained_char)):
     heldout = pretrain.corpus_loss(trained.model, corpus.HELDOUT, trained.word2idx)
     token_layer = sum(p.numel() for p in (trained.model.embedding.parameters()))
@@ -132,11 +133,12 @@ for name, trained in (("word biLM", trained_word), ("character biLM", trained_ch
 #
 # ## Words the corpus lacks
 #
-# For each word the corpus lacks and a relative it has (`UNSEEN_RELATIVES`: inflections, a
-# compound, a spelling variant, typos), the vocabulary ranked by the cosine of layer 0,
-# each vector centred by the vocabulary's mean. Three models: the word biLM (an unseen word
-# is `<unk>`), a character biLM that has not been trained (what spelling alone gives), and
-# the trained one. Chance puts the relative at rank 58.5 of 116 on average.
+# For each word the corpus lacks and a relative it has (`course.corpus.UNSEEN_RELATIVES`:
+# inflections, a compound, a spelling variant, typos), the vocabulary ranked by the cosine
+# of layer 0, each vector centred by the vocabulary's mean (`analysis.nearest_relatives`).
+# Three models: the word biLM (an unseen word is `<unk>`), a character biLM that has not
+# been trained (what spelling alone gives), and the trained one. Chance puts the relative
+# at rank 58.5 of 116 on average.
 #
 # **Predict**: will training move the relatives closer, or is spelling enough?
 #
@@ -155,11 +157,11 @@ untrained = char_encoder.CharBiLM(trained_word.idx2word).eval()
 models = {"word biLM": trained_word.model, "untrained character biLM": untrained,
           "character biLM": trained_char.model}
 for name, model in models.items():
-    found = char_encoder.nearest_relatives(model, trained_word.word2idx)
+    found = analysis.nearest_relatives(sections, model, trained_word.word2idx)
     firsts = sum(n.rank == 1 for n in found)
     mean_rank = sum(n.rank for n in found) / len(found)
     print(f"== {name}: relative first for {firsts} of {len(found)}, mean rank {mean_rank:.1f}")
-    print(char_encoder.neighbours_table(found))
+    print(analysis.neighbours_table(found))
 
 # %% [markdown]
 # Reading, against chance (rank 58.5): the word biLM has one ranking for every query,
@@ -179,7 +181,7 @@ for name, model in models.items():
 # %%
 for name, trained in (("word biLM", trained_word), ("character biLM", trained_char)):
     comparison = context.compare_contexts(trained.model, trained.word2idx)
-    baseline = context.anisotropy_baseline(trained.model, trained.word2idx)
+    baseline = analysis.anisotropy_baseline(sections, trained.model, trained.word2idx)
     gap = comparison.select(True).mean(0) - comparison.select(False).mean(0)
     print(f"{name:15} gap per layer {[round(g, 3) for g in gap.tolist()]}, "
           f"two different words {[round(b, 3) for b in baseline.tolist()]}")
@@ -196,8 +198,8 @@ for name, trained in (("word biLM", trained_word), ("character biLM", trained_ch
 
 # %%
 for name, model in models.items():
-    task = layer_weights.word_class_task(model, trained_word.word2idx)
-    accuracy, _ = layer_weights.cross_validate(task, [0], seed=0)
+    task = analysis.word_class_task(sections, model, trained_word.word2idx)
+    accuracy, _ = analysis.cross_validate(sections, task, [0], seed=0)
     print(f"{name:25} layer 0: {accuracy:.3f} (chance {task.chance:.3f}, n = {len(task.labels)})")
 
 # %% [markdown]
@@ -222,8 +224,8 @@ for name, model in models.items():
 # 1. Train a `CharBiLM` with `filters=((3, 128),)`, trigrams only: how do the ranks of the
 #    relatives change?
 # 2. Set `highway_layers=0`: does the character biLM still reach the floor in 20 epochs?
-# 3. Look up the nearest words of a typo of your own with `nearest_relatives(model,
-#    word2idx, [("yuor", "your")])`.
+# 3. Look up the nearest words of a typo of your own with `analysis.nearest_relatives(
+#    sections, model, word2idx, [("yuor", "your")])`.
 #
 # ## Checks
 #

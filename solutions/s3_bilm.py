@@ -33,6 +33,8 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
+from course.given import check_ids, check_sizes
+
 __all__ = ["BiLM", "BiLMOutput", "reverse_within_lengths"]
 
 
@@ -101,8 +103,7 @@ class BiLM(nn.Module):
             top backward LSTM's state at t; a layer of its own, not forward_head.
 
     Raises:
-        ValueError: a size below 1, or padding_idx outside [0, vocab_size) (from the given
-            `_check_sizes`).
+        ValueError: a size below 1 (from the given `check_sizes`).
     """
 
     def __init__(
@@ -113,7 +114,8 @@ class BiLM(nn.Module):
         num_layers: int = 2,
         padding_idx: int = 0,
     ) -> None:
-        _check_sizes(vocab_size, embedding_dim, hidden_dim, num_layers, padding_idx)  # given
+        check_sizes(vocab_size=vocab_size, embedding_dim=embedding_dim, hidden_dim=hidden_dim,
+                    num_layers=num_layers)  # clear errors for sizes that compute nothing, given
         # BEGIN SOLUTION
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)
@@ -141,7 +143,6 @@ class BiLM(nn.Module):
             a `BiLMOutput`; see its docstring for the shapes.
 
         Raises:
-            TypeError: `ids` is not an integer tensor (from `_check_input`).
             ValueError: `ids` is not 2-D, holds ids outside [0, vocab_size), or `lengths`
                 does not match the batch (from `_check_input`).
         """
@@ -189,45 +190,6 @@ class BiLM(nn.Module):
         # END SOLUTION
 
     def _check_input(self, ids: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
-        """`lengths` as a LongTensor (B,) on the CPU, or a clear error for bad input."""
-        if not isinstance(ids, torch.Tensor):
-            raise TypeError(f"BiLM expects ids as a torch.Tensor, got {type(ids).__name__}")
-        if ids.dtype not in (torch.int64, torch.int32):
-            raise TypeError(f"BiLM expects integer token ids (torch.long), got {ids.dtype}")
-        if ids.dim() != 2:
-            raise ValueError(
-                f"BiLM expects ids of shape (seq_len, batch), got {tuple(ids.shape)}; "
-                "for one sentence use ids.unsqueeze(1)"
-            )
-        if ids.numel() == 0:
-            raise ValueError(f"BiLM got an empty batch of shape {tuple(ids.shape)}")
-        low, high = int(ids.min()), int(ids.max())
-        vocab_size = self.embedding.num_embeddings
-        if low < 0 or high >= vocab_size:
-            raise ValueError(
-                f"token ids must lie in [0, {vocab_size}), found ids from {low} to {high}"
-            )
-        seq_len, batch = ids.shape
-        if lengths is None:
-            return torch.full((batch,), seq_len, dtype=torch.long)
-        if not isinstance(lengths, torch.Tensor):
-            lengths = torch.as_tensor(lengths)
-        if lengths.shape != (batch,):
-            raise ValueError(
-                f"lengths must have shape ({batch},), one per sentence, got {tuple(lengths.shape)}"
-            )
-        if int(lengths.min()) < 1 or int(lengths.max()) > seq_len:
-            raise ValueError(
-                f"every length must lie in [1, {seq_len}], got {lengths.tolist()}"
-            )
-        return lengths.long().cpu()
-
-
-def _check_sizes(vocab_size: int, embedding_dim: int, hidden_dim: int, num_layers: int,
-                 padding_idx: int) -> None:
-    for name, value in [("vocab_size", vocab_size), ("embedding_dim", embedding_dim),
-                        ("hidden_dim", hidden_dim), ("num_layers", num_layers)]:
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"BiLM expects {name} to be a positive int, got {value!r}")
-    if not 0 <= padding_idx < vocab_size:
-        raise ValueError(f"padding_idx must lie in [0, {vocab_size}), got {padding_idx}")
+        """`lengths` as a LongTensor (B,) on the CPU, or a clear error for bad input (the
+        given `check_ids`)."""
+        return check_ids(ids, lengths, self.embedding.num_embeddings)

@@ -10,12 +10,11 @@ average, which is half of it.
 
 The floor. No biLM can do better than to know the corpus exactly: at every position, the
 share of the corpus's sentences with that prefix (for the backward LM, that suffix) that go
-on to each token. `entropy_floor(corpus)` is that model's loss, the lowest any biLM can
-reach on `corpus`; a biLM at it has learnt the training sentences by heart.
-`entropy_floor(everything, sentences)` scores `sentences` under the sentences of
-`everything`: with the held-out sentences in it, that is the loss of a biLM that has
-learnt which openings go with which endings, not which pairs training happened to hold,
-and it is the same on training and held-out sentences.
+on to each token. The given `course.analysis.entropy_floor` is that model's loss, the
+lowest any biLM can reach on the corpus; a biLM at it has learnt the training sentences by
+heart. Scored under the training and the held-out sentences together, it is the loss of a
+biLM that has learnt which openings go with which endings, not which pairs training
+happened to hold, and it is the same on training and held-out sentences.
 
 Recipe. The seed trains one sentence at a time (`SEED_RECIPE`: batch 1, Adam, lr 0.001,
 50 epochs). `DEFAULT_RECIPE` trains mini-batches of 16 sentences with lr 0.005 for 10
@@ -26,17 +25,16 @@ and its held-out loss rises, which is memorising, not learning the language.
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 from torch.nn import functional as F
-from tqdm import tqdm
+
+from course.given import progress_bar, show_loss
 
 from .s1_setup import get_device, set_seed
-from .s2_corpus import PAD, encode, pad_batch, tokenize
+from .s2_corpus import PAD, encode, pad_batch
 from .s3_bilm import BiLM, BiLMOutput
 
 __all__ = [
@@ -45,9 +43,6 @@ __all__ = [
     "Recipe",
     "bilm_loss",
     "corpus_loss",
-    "entropy_floor",
-    "predictions_table",
-    "top_predictions",
     "train_bilm",
 ]
 
@@ -108,9 +103,7 @@ def bilm_loss(output: BiLMOutput, ids: torch.Tensor, lengths: torch.Tensor) -> t
 
 
 def _encode_corpus(corpus: Sequence[str], word2idx: dict[str, int]) -> list[list[int]]:
-    """Every sentence as BOS w_1 .. w_n EOS ids, or a clear error for an empty corpus."""
-    if len(corpus) == 0:
-        raise ValueError("train_bilm needs at least one sentence; the corpus is empty")
+    """Every sentence as BOS w_1 .. w_n EOS ids, in corpus order."""
     return [encode(sentence, word2idx, add_boundaries=True) for sentence in corpus]
 
 
@@ -130,84 +123,6 @@ def corpus_loss(model: BiLM, corpus: Sequence[str], word2idx: dict[str, int]) ->
         return float(bilm_loss(model(ids, lengths), ids, lengths))
     finally:
         model.train(was_training)
-
-
-def entropy_floor(corpus: Sequence[str], sentences: Sequence[str] | None = None) -> float:
-    """The loss on `sentences` of the biLM that knows the sentences of `corpus` exactly.
-
-    That biLM gives the next token after a prefix (the previous one before a suffix) the
-    share of `corpus`'s sentences with that prefix (suffix) that continue with it; scored as
-    `corpus_loss` scores (mean cross-entropy over the target tokens, forward plus backward),
-    no biLM trained on `corpus` can reach a lower loss on it.
-
-    Args:
-        corpus: the sentences whose distribution is known.
-        sentences: the sentences scored; None scores `corpus` itself.
-
-    Returns:
-        the loss in nats; `math.inf` where a sentence is not one of `corpus`'s.
-    """
-    known = [["<s>", *tokenize(sentence), "</s>"] for sentence in corpus]
-    scored = known if sentences is None else [["<s>", *tokenize(s), "</s>"] for s in sentences]
-    loss = 0.0
-    for step in (1, -1):  # forward; backward reads each sentence reversed
-        continued = Counter(_continuations(known, step))  # (prefix, next token): count
-        seen = Counter()  # prefix: count
-        for (prefix, _), count in continued.items():
-            seen[prefix] += count
-        surprisals = [-math.log(continued[pair] / seen[pair[0]]) if pair in continued
-                      else math.inf for pair in _continuations(scored, step)]
-        loss += sum(surprisals) / len(surprisals)
-    return loss
-
-
-def _continuations(sentences: list[list[str]], step: int):
-    """(the tokens before t, token t) for every target t of every sentence, read forward
-    (step 1) or backward (step -1)."""
-    for words in sentences:
-        ordered = words[::step]
-        for t in range(1, len(ordered)):
-            yield tuple(ordered[:t]), ordered[t]
-
-
-@torch.no_grad()
-def top_predictions(
-    model: BiLM, sentence: str, word2idx: dict[str, int], idx2word: dict[int, str], k: int = 5
-) -> list[tuple[str, list[tuple[str, float]], list[tuple[str, float]]]]:
-    """What each direction expects around every word of `sentence`, in eval mode.
-
-    Returns:
-        one (word, after, before) per word: `after`, the forward LM's `k` most likely next
-        tokens once it has read up to the word; `before`, the backward LM's `k` most likely
-        previous tokens once it has read back to it; each a list of (token, probability).
-        The model's mode is kept.
-    """
-    ids = torch.tensor(encode(sentence, word2idx, add_boundaries=True)).unsqueeze(1)  # (T, 1)
-    was_training = model.training
-    model.eval()
-    try:
-        output = model(ids.to(next(model.parameters()).device))
-    finally:
-        model.train(was_training)
-
-    def best(logits: torch.Tensor) -> list[tuple[str, float]]:
-        top = logits.softmax(-1).topk(k)
-        return [(idx2word[int(i)], float(p)) for p, i in zip(top.values, top.indices,
-                                                            strict=True)]
-
-    words = tokenize(sentence)
-    return [(word, best(output.forward_logits[t, 0]), best(output.backward_logits[t, 0]))
-            for t, word in enumerate(words, start=1)]
-
-
-def predictions_table(predictions: list[tuple[str, list, list]]) -> str:
-    """`top_predictions` as aligned text: one line per word, the previous-token guesses to
-    its left and the next-token guesses to its right."""
-    def cell(guesses):
-        return ", ".join(f"{token} {p:.2f}" for token, p in guesses)
-
-    return "\n".join(f"{cell(before):>52} <- {word:^9} -> {cell(after)}"
-                     for word, after, before in predictions)
 
 
 def train_bilm(
@@ -231,7 +146,7 @@ def train_bilm(
 
     The given line before your code encodes the corpus (`sentences`: each one BOS ... EOS,
     in corpus order). For the progress bar and the printed log, loop over the epochs of the
-    given `_progress_bar(recipe.epochs, progress)` and call the given `_show_loss(bar,
+    given `progress_bar(recipe.epochs, progress)` and call the given `show_loss(bar,
     epoch, loss, log_every)` after each epoch.
 
     Args:
@@ -251,11 +166,8 @@ def train_bilm(
     Returns:
         the history: element i is `corpus_loss(model, corpus, word2idx)` measured after the
         last step of epoch i + 1, a float; a list of `recipe.epochs` of them.
-
-    Raises:
-        ValueError: the corpus is empty (from the given `_encode_corpus`).
     """
-    sentences = _encode_corpus(corpus, word2idx)  # a clear error for no sentences, given
+    sentences = _encode_corpus(corpus, word2idx)  # each sentence BOS ... EOS, given
     # BEGIN SOLUTION
     device = get_device(device)
     model.to(device).train()
@@ -263,7 +175,7 @@ def train_bilm(
     shuffler = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr)
     history: list[float] = []
-    bar = _progress_bar(recipe.epochs, progress)
+    bar = progress_bar(recipe.epochs, progress)
     for epoch in bar:
         order = torch.randperm(len(sentences), generator=shuffler).tolist()
         for start in range(0, len(order), recipe.batch_size):
@@ -275,19 +187,7 @@ def train_bilm(
             loss.backward()
             optimizer.step()
         history.append(corpus_loss(model, corpus, word2idx))
-        _show_loss(bar, epoch, history[-1], log_every)
+        show_loss(bar, epoch, history[-1], log_every)
     return history
     # END SOLUTION
 
-
-def _progress_bar(epochs: int, show: bool) -> tqdm:
-    """The epochs 1 .. epochs to loop over, as a progress bar on stderr when `show`."""
-    return tqdm(range(1, epochs + 1), desc="pre-training", unit="epoch", disable=not show,
-                leave=False)
-
-
-def _show_loss(bar: tqdm, epoch: int, loss: float, log_every: int) -> None:
-    """`loss`, epoch `epoch`'s, on the bar; printed too every `log_every` epochs (0: never)."""
-    bar.set_postfix(loss=f"{loss:.3f}")
-    if log_every and epoch % log_every == 0:
-        tqdm.write(f"epoch {epoch:3d}  loss {loss:.4f}")

@@ -4,7 +4,7 @@
 
 For each training seed 0 .. seeds-1 it pre-trains a biLM on the training sentences
 (recording the held-out sentences' loss after every epoch too), then measures, with the
-reference's own functions:
+given analyses of `course.analysis` on the reference's sections:
 
     section 6   per word and layer, the cosine of same-sense and of different-sense pairs,
                 on training and on held-out sentences, against the anisotropy baseline;
@@ -50,14 +50,14 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from course import analysis, plots
 from course.registry import BUILD_DIR
 from tools import reference, results
 from tools.bench.run import machine
 
 _reference = reference()
-corpus, pretraining, context, layer_weights, char_encoder = (
-    _reference.corpus, _reference.pretrain, _reference.context, _reference.layer_weights,
-    _reference.char_encoder)
+corpus, pretraining, context, char_encoder = (
+    _reference.corpus, _reference.pretrain, _reference.context, _reference.char_encoder)
 set_seed, BiLM = _reference.setup.set_seed, _reference.bilm.BiLM
 
 DEFAULT_OUT = BUILD_DIR / "demo"
@@ -117,28 +117,28 @@ def measure(seed: int, word2idx: dict[str, int], characters: bool = False) -> di
             ("train", corpus.SENSE_LABELS, corpus.CORPUS),
             ("heldout", corpus.HELDOUT_LABELS, corpus.HELDOUT)):
         comparison = context.compare_contexts(model, word2idx, labels)
-        baseline = context.anisotropy_baseline(model, word2idx, sentences)
+        baseline = analysis.anisotropy_baseline(_reference, model, word2idx, sentences)
         found["context"] += context_records(seed, split, comparison, baseline)
-        found["nearest"] += nearest_records(seed, split, context.nearest_sense_accuracy(
-            model, word2idx, labels, corpus.SENSE_LABELS))
+        found["nearest"] += nearest_records(seed, split, analysis.nearest_sense_accuracy(
+            _reference, model, word2idx, labels, corpus.SENSE_LABELS))
         if seed == 0 and split == "train" and not characters:
             found["first"] = (model, comparison, baseline)
-    tasks = (layer_weights.word_class_task(model, word2idx),
-             layer_weights.sense_task(model, word2idx))
-    found["tasks"] = [layer_weights.evaluate_task(task, seed=seed) for task in tasks]
+    tasks = (analysis.word_class_task(_reference, model, word2idx),
+             analysis.sense_task(_reference, model, word2idx))
+    found["tasks"] = [analysis.evaluate_task(_reference, task, seed=seed) for task in tasks]
     for result in found["tasks"]:
         found["probes"] += probe_records(seed, result)
     models = {"word": model}
     if characters:
         set_seed(seed)  # the weights the trained one started from
         models = {"untrained": char_encoder.CharBiLM(_idx2word(word2idx)), "char": model}
-    neighbours = {name: char_encoder.nearest_relatives(each, word2idx)
+    neighbours = {name: analysis.nearest_relatives(_reference, each, word2idx)
                   for name, each in models.items()}
     found["neighbours"] = [{"seed": seed, "model": name, "query": n.query,
                             "relative": n.relative, "rank": n.rank,
                             "candidates": n.candidates}
                            for name, found_ in neighbours.items() for n in found_]
-    found["neighbour_tables"] = {name: char_encoder.neighbours_table(found_)
+    found["neighbour_tables"] = {name: analysis.neighbours_table(found_)
                                  for name, found_ in neighbours.items()}
     return found
 
@@ -291,8 +291,9 @@ def main(argv: list[str] | None = None) -> dict:
     started = time.perf_counter()
     seeds = list(range(args.seeds))
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
-    floors = {"corpus": pretraining.entropy_floor(corpus.CORPUS),
-              "phrases": pretraining.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)}
+    floors = {"corpus": analysis.entropy_floor(_reference, corpus.CORPUS),
+              "phrases": analysis.entropy_floor(_reference, corpus.CORPUS + corpus.HELDOUT,
+                                                corpus.CORPUS)}
     found = {"run": {"command": f"python -m tools.demo --seeds {args.seeds} --jobs {args.jobs}",
                      **machine(), "threads": args.threads},
              "seeds": seeds, "floors": floors, **{kind: [] for kind in RECORDS},
@@ -319,21 +320,21 @@ def main(argv: list[str] | None = None) -> dict:
     heading("figures of the word biLM" + (", while the character biLM's seeds finish"
                                           if workers else ""))
     model, comparison, baseline = runs["word"][0]["first"]
-    halves = context.compare_halves(model, word2idx)
+    halves = analysis.compare_halves(_reference, model, word2idx)
     task_results = [run["tasks"] for run in runs["word"]]
     draw(args.out, {
         "context_gaps.png": lambda p: plot_gaps(found, p),
-        "context_comparison.png": lambda p: context.plot_context_comparison(comparison, baseline,
-                                                                            p),
-        "halves.png": lambda p: context.plot_halves(halves, baseline, p),
-        **{f"pca_{word}.png": (lambda p, word=word: context.plot_sense_pca(model, word2idx,
-                                                                          word, path=p))
-           for word in comparison.words},
-        "layer_weights.png": lambda p: layer_weights.plot_layer_weights(task_results, p),
+        "context_comparison.png": lambda p: plots.plot_context_comparison(comparison, baseline,
+                                                                          p),
+        "halves.png": lambda p: plots.plot_halves(halves, baseline, p),
+        **{f"pca_{word}.png": (lambda p, word=word: plots.plot_sense_pca(
+            _reference, model, word2idx, word, path=p)) for word in comparison.words},
+        "layer_weights.png": lambda p: plots.plot_layer_weights(task_results, p),
     })
     queries = corpus.HELDOUT_LABELS[::4]  # the first held-out sentence of every sense
-    tables = [f"{query[0]!r} ({query[2]}):\n" + context.nearest_table(
-        context.nearest_occurrences(model, word2idx, query[0], query[1])) for query in queries]
+    tables = [f"{query[0]!r} ({query[2]}):\n" + analysis.nearest_table(
+        analysis.nearest_occurrences(_reference, model, word2idx, query[0], query[1]))
+        for query in queries]
     write(args.out / "nearest.txt", "\n\n".join(tables) + "\n")
 
     if workers is None:

@@ -318,7 +318,7 @@ def test_the_default_seed_is_0(setup, bilm, corpus, pretrain):
 
 
 def test_the_bar_and_the_log_are_the_given_ones(setup, bilm, corpus, pretrain, monkeypatch):
-    """The epochs come from _progress_bar(recipe.epochs, progress), and _show_loss(bar, epoch,
+    """The epochs come from progress_bar(recipe.epochs, progress), and show_loss(bar, epoch,
     loss, log_every) follows each epoch with that epoch's loss; by default progress=True and
     log_every=10."""
     bars, shown = [], []
@@ -327,8 +327,8 @@ def test_the_bar_and_the_log_are_the_given_ones(setup, bilm, corpus, pretrain, m
         bars.append((epochs, show))
         return range(1, epochs + 1)
 
-    monkeypatch.setattr(pretrain, "_progress_bar", progress_bar)
-    monkeypatch.setattr(pretrain, "_show_loss",
+    monkeypatch.setattr(pretrain, "progress_bar", progress_bar)
+    monkeypatch.setattr(pretrain, "show_loss",
                         lambda bar, epoch, loss, log_every: shown.append((epoch, loss, log_every)))
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     for options, show, log_every in [({}, True, 10), (dict(progress=False, log_every=0), False, 0)]:
@@ -340,10 +340,10 @@ def test_the_bar_and_the_log_are_the_given_ones(setup, bilm, corpus, pretrain, m
                                       **options)
         where = f"train_bilm({', '.join(['...', *(f'{k}={v}' for k, v in options.items())])})"
         assert bars == [(3, show)], (
-            f"{where} should loop over the given _progress_bar(recipe.epochs, progress), "
-            f"called once as _progress_bar(3, {show}); the calls were {bars}")
+            f"{where} should loop over the given progress_bar(recipe.epochs, progress), "
+            f"called once as progress_bar(3, {show}); the calls were {bars}")
         wanted = [(epoch, loss, log_every) for epoch, loss in enumerate(history, start=1)]
         assert shown == wanted, (
-            f"{where} should call the given _show_loss(bar, epoch, loss, log_every) after each "
+            f"{where} should call the given show_loss(bar, epoch, loss, log_every) after each "
             f"epoch, with the epoch's number (1 to 3), its loss (history's) and log_every = "
             f"{log_every}: expected (epoch, loss, log_every) = {wanted}, got {shown}")

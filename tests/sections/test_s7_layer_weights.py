@@ -188,20 +188,20 @@ def test_frozen_mix_learns_nothing(layer_weights):
                                atol=1e-6, err_msg="a frozen mix keeps its initial scalars")
 
 
-# --- LayerWeightDemo --------------------------------------------------------------------
+# --- ScalarMixProbe ---------------------------------------------------------------------
 
-def test_demo_is_a_mix_then_a_linear_classifier(layer_weights):
-    """demo(layers) = classifier(mix(layers)), the mix a ScalarMix with layer norm."""
+def test_the_probe_is_a_mix_then_a_linear_classifier(layer_weights):
+    """probe(layers) = classifier(mix(layers)), the mix a ScalarMix with layer norm."""
     torch.manual_seed(0)
-    demo = layer_weights.LayerWeightDemo(num_layers=3, input_dim=8, num_classes=4)
+    probe = layer_weights.ScalarMixProbe(num_layers=3, input_dim=8, num_classes=4)
     layers = torch.randn(3, 10, 8)
-    logits = demo(layers)
+    logits = probe(layers)
     assert logits.shape == (10, 4), (
         f"(N, num_classes) = (10, 4) expected, got {tuple(logits.shape)}")
-    assert isinstance(demo.mix, layer_weights.ScalarMix) and demo.mix.do_layer_norm, (
-        "demo.mix should be a ScalarMix of the layers with do_layer_norm=True by default")
-    assert isinstance(demo.classifier, nn.Linear), "demo.classifier should be an nn.Linear"
-    expected = demo.classifier(demo.mix(layers))
+    assert isinstance(probe.mix, layer_weights.ScalarMix) and probe.mix.do_layer_norm, (
+        "probe.mix should be a ScalarMix of the layers with do_layer_norm=True by default")
+    assert isinstance(probe.classifier, nn.Linear), "probe.classifier should be an nn.Linear"
+    expected = probe.classifier(probe.mix(layers))
     assert torch.allclose(logits, expected, **TOL), (
         "the logits should be classifier(mix(layers)): mix first, then classify")
 
@@ -214,9 +214,9 @@ def test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch(layer_weights, opti
     layers = torch.randn(3, 12, 4, generator=torch.Generator().manual_seed(5))
     labels = torch.arange(12) % 3
     torch.manual_seed(0)
-    demo = layer_weights.LayerWeightDemo(3, 4, 3)
-    by_hand = copy.deepcopy(demo)
-    losses = demo.fit(layers, labels, epochs=3, **options)
+    probe = layer_weights.ScalarMixProbe(3, 4, 3)
+    by_hand = copy.deepcopy(probe)
+    losses = probe.fit(layers, labels, epochs=3, **options)
     optimizer = torch.optim.Adam(by_hand.parameters(), lr=lr)
     expected = []
     for _ in range(3):
@@ -231,7 +231,7 @@ def test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch(layer_weights, opti
         f"the losses before each step should be {expected}, got {losses}: one Adam optimizer "
         f"(with fit's lr, here {lr}) for the whole run, zero_grad before each backward, the "
         "loss recorded before its step")
-    for (name, got), want in zip(demo.state_dict().items(), by_hand.state_dict().values(),
+    for (name, got), want in zip(probe.state_dict().items(), by_hand.state_dict().values(),
                                  strict=True):
         assert torch.allclose(got, want, atol=1e-6), (
             f"after fit, {name} differs from 3 Adam steps (lr {lr}) on the cross-entropy of "
@@ -246,12 +246,12 @@ def test_fit_learns_a_separable_toy_task_and_moves_the_weights(layer_weights):
     layers = torch.randn(3, 40, 6, generator=generator)
     layers[2, :, 0] += 4.0 * (2 * labels - 1)  # only layer 2 knows the label
     torch.manual_seed(0)
-    demo = layer_weights.LayerWeightDemo(3, 6, 2)
-    losses = demo.fit(layers, labels)
+    probe = layer_weights.ScalarMixProbe(3, 6, 2)
+    losses = probe.fit(layers, labels)
     assert len(losses) == 100 and losses[-1] < 0.5 * losses[0], (
         f"100 epochs by default, and the loss should halve at least: {losses[0]} -> "
         f"{losses[-1]} in {len(losses)} epochs")
-    accuracy = float((demo.predict(layers) == labels).float().mean())
+    accuracy = float((probe.predict(layers) == labels).float().mean())
     assert accuracy > 0.95, f"the training accuracy should be above 0.95, got {accuracy:.2f}"
-    weights = demo.mix.weights.detach()
+    weights = probe.mix.weights.detach()
     assert weights.argmax() == 2, f"only layer 2 carries the label; weights {weights.tolist()}"

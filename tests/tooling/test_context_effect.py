@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from course import analysis
 from course.pretrained import pretrained
 from tools import reference
 
@@ -33,14 +34,15 @@ def gaps(comparison, word=None):
 def test_the_entropy_floor_of_a_corpus_worked_by_hand():
     # forward: after "<s> a", b or c (ln 2 each), every other step certain; backward alike;
     # each direction's mean is over 3 targets per sentence
-    assert pretrain.entropy_floor(["a b", "a c"]) == pytest.approx(2 * math.log(2) / 3)
-    assert pretrain.entropy_floor(["a b", "a c"], ["a b"]) == pytest.approx(2 * math.log(2) / 3)
-    assert pretrain.entropy_floor(["a b"], ["a c"]) == math.inf
+    floor = 2 * math.log(2) / 3
+    assert analysis.entropy_floor(REFERENCE, ["a b", "a c"]) == pytest.approx(floor)
+    assert analysis.entropy_floor(REFERENCE, ["a b", "a c"], ["a b"]) == pytest.approx(floor)
+    assert analysis.entropy_floor(REFERENCE, ["a b"], ["a c"]) == math.inf
 
 
 def test_the_biLM_learns_the_phrases_not_the_sentences(trained):
-    by_heart = pretrain.entropy_floor(corpus.CORPUS)
-    phrases = pretrain.entropy_floor(corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)
+    by_heart = analysis.entropy_floor(REFERENCE, corpus.CORPUS)
+    phrases = analysis.entropy_floor(REFERENCE, corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)
     held_out = pretrain.corpus_loss(trained.model, corpus.HELDOUT, trained.word2idx)
     assert by_heart < phrases < trained.history[-1] < held_out < phrases + 0.5, (
         by_heart, phrases, trained.history[-1], held_out)
@@ -57,14 +59,15 @@ def test_every_word_tells_its_senses_apart_at_layers_1_and_2(comparisons, split)
 
 
 def test_different_senses_stay_above_two_different_words(trained, comparisons):
-    baseline = context.anisotropy_baseline(trained.model, trained.word2idx)
+    baseline = analysis.anisotropy_baseline(REFERENCE, trained.model, trained.word2idx)
     different = comparisons["training"].select(False).mean(0)
     assert (different[1:] > baseline[1:] + 0.3).all(), (different.tolist(), baseline.tolist())
 
 
 @pytest.mark.parametrize("split", SPLITS)
 def test_the_nearest_occurrence_has_the_sense_from_layer_1_on(trained, split):
-    found = context.nearest_sense_accuracy(trained.model, trained.word2idx, SPLITS[split])
+    found = analysis.nearest_sense_accuracy(REFERENCE, trained.model, trained.word2idx,
+                                            SPLITS[split])
     for word, reading in found.items():
         assert float(reading.accuracy[0]) == pytest.approx(reading.chance), word
         assert torch.equal(reading.accuracy[1:], torch.ones(2)), (word, reading)
@@ -72,7 +75,7 @@ def test_the_nearest_occurrence_has_the_sense_from_layer_1_on(trained, split):
 
 def test_top_predictions_read_each_directions_softmax_around_every_word(trained):
     sentence = "we walked along the bank of the river"
-    found = pretrain.top_predictions(trained.model, sentence, trained.word2idx,
+    found = analysis.top_predictions(REFERENCE, trained.model, sentence, trained.word2idx,
                                      trained.idx2word, k=3)
     assert [word for word, _, _ in found] == sentence.split()
     ids = torch.tensor(corpus.encode(sentence, trained.word2idx, add_boundaries=True))
@@ -83,5 +86,14 @@ def test_top_predictions_read_each_directions_softmax_around_every_word(trained)
             p = logits[t, 0].softmax(-1)
             assert [trained.word2idx[w] for w, _ in guesses] == p.topk(3).indices.tolist()
             assert [q for _, q in guesses] == pytest.approx(p.topk(3).values.tolist())
-    table = pretrain.predictions_table(found)
+    table = analysis.predictions_table(found)
     assert len(table.splitlines()) == len(found) and "<-" in table and "->" in table
+
+
+def test_the_comparison_table_names_every_word_sense_group_and_layer(comparisons):
+    comparison = comparisons["training"]
+    lines = analysis.comparison_table(comparison).splitlines()
+    assert all(f"layer {k}" in lines[0] for k in range(comparison.num_layers)), lines[0]
+    for word in (*comparison.words, "all"):
+        for group in ("same sense", "different sense"):
+            assert any(line.startswith(word) and group in line for line in lines), (word, group)

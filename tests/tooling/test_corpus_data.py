@@ -1,7 +1,9 @@
-"""The toy corpus (given data, not learner code): what sections 6 and 7 rely on."""
+"""The toy corpus (`course.corpus`, given data, not learner code): what sections 6 and 7 rely
+on, and that section 2 re-exports it."""
 
 from collections import Counter
 
+from course import corpus as data
 from tools import reference
 
 corpus = reference().corpus
@@ -49,3 +51,15 @@ def test_training_sees_every_word_and_every_phrase_of_the_held_out_sentences():
 def test_sense_labels_name_a_word_of_their_sentence():
     for sentence, word, sense in corpus.SENSE_LABELS + corpus.HELDOUT_LABELS:
         assert corpus.tokenize(sentence).count(word) == 1, f"{word!r} ({sense}) in {sentence!r}"
+
+
+def test_section_2_re_exports_the_sentences_and_their_labels():
+    for name in ("CORPUS", "HELDOUT", "SENSE_LABELS", "HELDOUT_LABELS", "SENSE_PHRASES",
+                 "PHRASES_OF"):
+        assert getattr(corpus, name) is getattr(data, name), name
+
+
+def test_the_relatives_of_unseen_words_are_words_of_the_corpus_and_the_words_are_not():
+    words = {w for s in corpus.CORPUS for w in corpus.tokenize(s)}
+    for unseen, relative in data.UNSEEN_RELATIVES:
+        assert unseen not in words and relative in words, (unseen, relative)

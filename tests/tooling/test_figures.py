@@ -1,16 +1,17 @@
-"""The given pictures of sections 6 and 7 (not learner code): each draws what it says, from
-the numbers it is given, without pyplot, and saves where it is told."""
+"""The given pictures of sections 6 and 7 (`course.plots`, not learner code): each draws what
+it says, from the numbers it is given, without pyplot, and saves where it is told."""
 
 import numpy as np
 import pytest
 import torch
 from matplotlib.figure import Figure
 
+from course import analysis, plots
 from course.pretrained import pretrained
 from tools import reference
 
 REFERENCE = reference()
-corpus, context, layer_weights = REFERENCE.corpus, REFERENCE.context, REFERENCE.layer_weights
+corpus, context = REFERENCE.corpus, REFERENCE.context
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -26,7 +27,7 @@ def comparison(trained):
 
 @pytest.fixture(scope="module")
 def baseline(trained):
-    return context.anisotropy_baseline(trained.model, trained.word2idx)
+    return analysis.anisotropy_baseline(REFERENCE, trained.model, trained.word2idx)
 
 
 def bar_heights(ax) -> list[float]:
@@ -36,7 +37,7 @@ def bar_heights(ax) -> list[float]:
 def test_context_comparison_draws_each_words_gap_and_the_pooled_groups(comparison, baseline,
                                                                        tmp_path):
     path = tmp_path / "new folder" / "context.png"
-    figure = context.plot_context_comparison(comparison, baseline, path)
+    figure = plots.plot_context_comparison(comparison, baseline, path)
     assert isinstance(figure, Figure) and path.read_bytes()[:8] == PNG
     gap_ax, pooled_ax = figure.axes
     expected = [round(float(comparison.select(True, w).mean(0)[k]
@@ -54,8 +55,8 @@ def test_context_comparison_draws_each_words_gap_and_the_pooled_groups(compariso
 
 
 def test_halves_draw_one_panel_per_direction(trained, baseline):
-    halves = context.compare_halves(trained.model, trained.word2idx)
-    figure = context.plot_halves(halves, baseline)
+    halves = analysis.compare_halves(REFERENCE, trained.model, trained.word2idx)
+    figure = plots.plot_halves(halves, baseline)
     assert [ax.get_title() for ax in figure.axes] == ["forward half of each layer",
                                                       "backward half of each layer"]
     for ax, half in zip(figure.axes, halves.values(), strict=True):
@@ -65,7 +66,7 @@ def test_halves_draw_one_panel_per_direction(trained, baseline):
 
 def test_the_halves_are_the_two_halves_of_each_layer(trained):
     labels = corpus.SENSE_LABELS[:2]
-    halves = context.compare_halves(trained.model, trained.word2idx, labels)
+    halves = analysis.compare_halves(REFERENCE, trained.model, trained.word2idx, labels)
     first, second = REFERENCE.extract.get_elmo_embeddings(
         trained.model, [s for s, _, _ in labels], trained.word2idx)
     k, j = (corpus.tokenize(s).index(w) for s, w, _ in labels)
@@ -77,7 +78,7 @@ def test_the_halves_are_the_two_halves_of_each_layer(trained):
 
 def test_sense_pca_draws_every_occurrence_per_layer(trained, tmp_path):
     path = tmp_path / "pca.png"
-    figure = context.plot_sense_pca(trained.model, trained.word2idx, "bank", path=path)
+    figure = plots.plot_sense_pca(REFERENCE, trained.model, trained.word2idx, "bank", path=path)
     assert path.read_bytes()[:8] == PNG and len(figure.axes) == 3
     layer0, *lstm = figure.axes
     assert sum(len(c.get_offsets()) for c in layer0.collections) == 1, "layer 0 is one point"
@@ -88,10 +89,10 @@ def test_sense_pca_draws_every_occurrence_per_layer(trained, tmp_path):
 
 
 def test_layer_weights_draw_means_chance_and_n(trained, tmp_path):
-    task = layer_weights.sense_task(trained.model, trained.word2idx)
-    results = [[layer_weights.evaluate_task(task, seed=s, epochs=5)] for s in (0, 1)]
+    task = analysis.sense_task(REFERENCE, trained.model, trained.word2idx)
+    results = [[analysis.evaluate_task(REFERENCE, task, seed=s, epochs=5)] for s in (0, 1)]
     path = tmp_path / "weights.png"
-    figure = layer_weights.plot_layer_weights(results, path)
+    figure = plots.plot_layer_weights(results, path)
     assert path.read_bytes()[:8] == PNG
     weight_ax, probe_ax = figure.axes
     expected = torch.stack([seed[0].weights for seed in results]).mean(0).tolist()

@@ -5,29 +5,31 @@ measured (docs/analysis.md)."""
 import pytest
 import torch
 
+from course import analysis
+from course.corpus import WORD_CLASSES
 from course.pretrained import pretrained
 from tools import reference
 
 REFERENCE = reference()
-corpus, layer_weights = REFERENCE.corpus, REFERENCE.layer_weights
+corpus = REFERENCE.corpus
 
 
 @pytest.fixture(scope="module")
 def tasks():
     trained = pretrained(REFERENCE.package)
-    return (layer_weights.word_class_task(trained.model, trained.word2idx),
-            layer_weights.sense_task(trained.model, trained.word2idx))
+    return (analysis.word_class_task(REFERENCE, trained.model, trained.word2idx),
+            analysis.sense_task(REFERENCE, trained.model, trained.word2idx))
 
 
 @pytest.fixture(scope="module")
 def results(tasks):
-    return [layer_weights.evaluate_task(task, seed=0) for task in tasks]
+    return [analysis.evaluate_task(REFERENCE, task, seed=0) for task in tasks]
 
 
 def test_word_classes_are_corpus_words_and_never_a_target_word():
     words = {w for sentence in corpus.CORPUS for w in corpus.tokenize(sentence)}
     targets = {word for _, word, _ in corpus.SENSE_LABELS}
-    listed = [w for members in layer_weights.WORD_CLASSES.values() for w in members]
+    listed = [w for members in WORD_CLASSES.values() for w in members]
     assert len(listed) == len(set(listed)), "a word is listed in two classes"
     assert set(listed) <= words, f"not in the corpus: {sorted(set(listed) - words)}"
     assert not set(listed) & targets, f"polysemous targets listed: {set(listed) & targets}"
@@ -37,8 +39,8 @@ def test_every_fold_is_scored_once_by_a_probe_that_never_trained_on_it(tasks):
     for task in tasks:
         n = len(task.labels)
         assert task.layers.shape == (3, n, 512) and task.train_on.shape == (4, n)
-        assert sorted(set(task.folds.tolist())) == list(range(layer_weights.NUM_FOLDS))
-        for fold in range(layer_weights.NUM_FOLDS):
+        assert sorted(set(task.folds.tolist())) == list(range(analysis.NUM_FOLDS))
+        for fold in range(analysis.NUM_FOLDS):
             assert not (task.train_on[fold] & (task.folds == fold)).any(), task.name
             trained_on = set(task.labels[task.train_on[fold]].tolist())
             assert trained_on == set(range(len(task.classes))), f"{task.name}, fold {fold}"
@@ -46,8 +48,8 @@ def test_every_fold_is_scored_once_by_a_probe_that_never_trained_on_it(tasks):
 
 def test_word_class_task_holds_out_whole_word_types(tasks):
     task = tasks[0]
-    assert set(task.classes) == set(layer_weights.WORD_CLASSES)
-    for fold in range(layer_weights.NUM_FOLDS):
+    assert set(task.classes) == set(WORD_CLASSES)
+    for fold in range(analysis.NUM_FOLDS):
         held_out = {w for w, f in zip(task.tokens, task.folds.tolist(), strict=True) if f == fold}
         seen = {w for w, t in zip(task.tokens, task.train_on[fold].tolist(), strict=True) if t}
         assert held_out and not held_out & seen, f"fold {fold} shares types {held_out & seen}"
@@ -58,7 +60,7 @@ def test_sense_task_never_scores_a_phrase_its_probe_trained_on(tasks):
     task = tasks[1]
     labels = corpus.SENSE_LABELS + corpus.HELDOUT_LABELS
     assert len(task.labels) == len(labels) == 128 and len(task.classes) == 8
-    for fold in range(layer_weights.NUM_FOLDS):
+    for fold in range(analysis.NUM_FOLDS):
         scored = [labels[i] for i in (task.folds == fold).nonzero().flatten().tolist()]
         trained = [labels[i] for i in task.train_on[fold].nonzero().flatten().tolist()]
         for sentence, word, sense in scored:
