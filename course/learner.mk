@@ -18,8 +18,12 @@ TEST_PATHS := $(or $(SECTION_TESTS),tests/sections)
 # section's last result and the hints shown (`course.state`), never in the submission.
 RESULTS ?= build/results.json
 STATE ?= $(dir $(RESULTS))progress.json
-LEARNER_TESTS = $(PY) -m pytest $(TEST_PATHS) --impl $(ELMO_IMPL) $(SECTION_ARG) \
-  --results-json $(RESULTS)
+# pytest loads the plugins that the section tests use and no other: a plugin that another
+# package registers (anyio's) would cost every run its imports. PYTEST_ARGS adds options
+# (PYTEST_ARGS=-x stops at the first failure, PYTEST_ARGS=--tb=long shows long tracebacks).
+PYTEST_ARGS ?=
+LEARNER_TESTS = PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p hypothesispytest -p timeout \
+  $(TEST_PATHS) --impl $(ELMO_IMPL) $(SECTION_ARG) --results-json $(RESULTS) $(PYTEST_ARGS)
 PROGRESS = $(PY) -m course.progress --impl $(ELMO_IMPL) --state $(STATE)
 
 .DEFAULT_GOAL := help

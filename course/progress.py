@@ -173,9 +173,11 @@ def table(progress: list[SectionProgress], now: datetime.datetime | None = None)
 def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
     """What to do now: the first section in course order that is not done, its file, hint
     and first problem (or how to run it); when every section is done, that."""
-    changed = [p.section for p in progress if p.changed]
-    rerun = [f"{CHANGED} their last run: section {', '.join(str(s.number) for s in changed)}"
-             f" (`make test` runs every section again)"] if changed else []
+    changed = [p.section.number for p in progress if p.changed]
+    again = (f"`make test SECTION={changed[0]}` runs it again" if len(changed) == 1
+             else "`make test` runs them all again")
+    rerun = [f"{CHANGED} their last run: section {', '.join(map(str, changed))}; {again}"
+             ] if changed else []
     unfinished = next((p for p in progress if not p.done), None)
     if unfinished is None:
         return "\n".join([f"All {len(progress)} sections pass. Well done.", *rerun])

@@ -6,8 +6,8 @@
 1. time to target loss: the reference recipe against the seed's (bench/time_to_target.py),
    and in the same run, that a padded batch trains as one sentence at a time (bench/batching.py);
 2. extraction throughput, batched vs one sentence at a time (bench/extraction.py);
-3. the test loop: `make test` on the reference, whole and section by section, and `make check`
-   (bench/test_loop.py), a few minutes;
+3. the test loop: `make test` on the reference, whole and section by section, its collection
+   before and now, and `make check` (bench/test_loop.py), a few minutes;
    `--no-test-loop` skips it.
 4. grading: the sandbox's cost per run and a generated class of 30 graded with --jobs 2
    (bench/grading.py), several minutes; `--no-grading` skips it.
@@ -139,8 +139,10 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_test_loop:
         print("\ntiming make test-solutions twice and make check: a few minutes", flush=True)
         loop = test_loop.measure()
+        collection = test_loop.measure_collection()
         report("3. the test loop", test_loop.describe(loop) + [
-            "peak RSS: the largest single process of the command's tree"])
+            "peak RSS: the largest single process of the command's tree"]
+            + test_loop.describe_collection(collection))
     found = goals(target, check, loop)
     if not args.no_grading:  # 4. grading: its own goals, beside the others
         print("\ngrading a generated class of 30 with --jobs 2: about five minutes", flush=True)
