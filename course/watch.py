@@ -9,8 +9,10 @@ machine mounts), it polls instead: with `--poll`, when the folder lies on a file
 known to send none (FILE_SYSTEMS_WITHOUT_EVENTS), and when the events cannot be had (the
 system's limit on watches reached). A save of `sN_*.py` runs `make test SECTION=N` (with
 the MAKE ARGUMENTS given after `--`), exactly as the learner would; saves of several
-modules at once run their sections in course order; other files are ignored. Ctrl-C stops
-it, a run in progress included.
+modules at once run their sections in course order; other files are ignored. What was saved
+is decided by each module's time and size against those of its last run, at each batch of
+events and at least every half second: an event wakes it up, and a save that no event
+reported still runs its section, once. Ctrl-C stops it, a run in progress included.
 
 `--once` stops after the first run, and `--timeout S` after S seconds without one: what a
 test needs to drive it.
@@ -24,7 +26,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from .registry import ROOT, SECTIONS, Section, find_section, shown
@@ -37,10 +39,29 @@ POLL_DELAY_MS = 300  # how often polling looks (watchfiles' polling)
 DEBOUNCE_MS = 400  # an editor's save may be several writes: one run for them all
 
 
-def sections_of(paths: Iterable[str | Path], only: Section | None = None) -> list[Section]:
-    """The sections whose modules are among `paths`, in course order (`only`: that one)."""
-    names = {Path(path).name for path in paths}
-    return [s for s in SECTIONS if s.file_name in names and (only is None or s == only)]
+def signatures(folder: Path) -> dict[int, tuple[int, int] | None]:
+    """{section number: (mtime in ns, size) of its module in `folder`, None if missing}."""
+    found = {}
+    for section in SECTIONS:
+        try:
+            stat = (folder / section.file_name).stat()
+            found[section.number] = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            found[section.number] = None
+    return found
+
+
+def saved_since(tested: dict[int, tuple[int, int] | None],
+                now: dict[int, tuple[int, int] | None],
+                only: Section | None = None) -> list[Section]:
+    """The sections whose module was saved (its time or size moved) since `tested` saw it,
+    in course order, `tested` brought up to date for them; a module that is missing (being
+    renamed into place, say) waits for its next save."""
+    found = [s for s in SECTIONS if now[s.number] is not None
+             and now[s.number] != tested[s.number] and (only is None or s == only)]
+    for section in found:
+        tested[section.number] = now[section.number]
+    return found
 
 
 def file_system(path: Path) -> str:
@@ -68,10 +89,12 @@ def changes(folder: Path, poll: bool, stop: threading.Event) -> Iterator[set[str
     """The paths changed under `folder`, a batch at a time, until `stop` is set."""
     import watchfiles
 
-    def python_files(_change, path: str) -> bool:
-        return path.endswith(".py")
+    modules = {section.file_name for section in SECTIONS}
 
-    options = dict(watch_filter=python_files, debounce=DEBOUNCE_MS, stop_event=stop,
+    def section_modules(_change, path: str) -> bool:
+        return Path(path).name in modules
+
+    options = dict(watch_filter=section_modules, debounce=DEBOUNCE_MS, stop_event=stop,
                    rust_timeout=500, yield_on_timeout=True, poll_delay_ms=POLL_DELAY_MS)
     try:
         for batch in watchfiles.watch(folder, force_polling=poll, **options):
@@ -105,13 +128,14 @@ def watch(folder: Path, make_args: list[str], only: Section | None = None, poll:
     which = f"{only.file_name}" if only else "the section modules"
     how = "polling" if poll else "waiting for file events"
     ready = False
+    tested = signatures(folder)  # before the watcher starts: no save after it goes unnoticed
     try:
-        for paths in changes(folder, poll, stop):
+        for _ in changes(folder, poll, stop):
             if not ready:  # the first batch (empty, after a short wait): the watcher is set up
                 ready = True
                 print(f"watching {which} in {shown(folder)}/ ({how}): save one to run its "
                       "tests; Ctrl-C stops", flush=True)
-            for section in sections_of(paths, only):
+            for section in saved_since(tested, signatures(folder), only):
                 run_section(section, make_args)
                 if once:
                     return 0
