@@ -67,39 +67,47 @@ def of_section(ladders: tuple[Ladder, ...], section: Section) -> list[Ladder]:
     return [ladder for ladder in ladders if ladder.section == section.number]
 
 
-def wanting(section: Section, records: tuple[dict, ...]) -> dict[str, str]:
-    """{function: why} for each function of `section` that the records find wanting, in
-    the records' order: a stub of the section names its function; another test that does
-    not pass, the function of its concept."""
-    found: dict[str, str] = {}
+def wanting(section: Section, records: tuple[dict, ...]) -> dict[tuple[int, str], str]:
+    """{(section number, function): why} for each function that `section`'s records find
+    wanting, in the records' order: a stub names its function (in a handout, where every
+    section is the learner's, the stub of an earlier section may stop these tests); another
+    test that does not pass, the function of its concept."""
+    found: dict[tuple[int, str], str] = {}
     for record in records:
         if record["status"] == PASSED:
             continue
         stub = STUB_MESSAGE.search(record.get("message", ""))
-        if stub and int(stub["number"]) == section.number:
-            found.setdefault(stub["function"], f"{stub['function']} is not implemented yet")
+        if stub:
+            number, function = int(stub["number"]), stub["function"]
+            found.setdefault((number, function), f"{function} is not implemented yet" + (
+                "" if number == section.number else
+                f"; section {section.number}'s tests need it: finish section {number} first"))
             continue
         concept = concept_of(section.number, record["name"])
         if concept is not None:
-            found.setdefault(concept.function,
+            found.setdefault((section.number, concept.function),
                              f"{record['name']} does not pass yet ({record['status']}); "
                              f"it checks: {concept.title}")
     return found
 
 
-def choose(ladders: list[Ladder], progress: SectionProgress) -> tuple[Ladder, str] | None:
-    """The ladder to climb in this section and why; None when the section is done."""
-    if not ladders or progress.done:
+def choose(ladders: tuple[Ladder, ...], progress: SectionProgress) -> tuple[Ladder, str] | None:
+    """The ladder to climb for this section and why; None when the section is done. The
+    section's own functions come first, in the module's order; then those of the earlier
+    sections whose stubs stop its tests."""
+    own = of_section(ladders, progress.section)
+    if not own or progress.done:
         return None
     if not progress.total:
-        return ladders[0], (f"section {progress.section.number} has not run yet, so its first "
-                            "function (after `make test SECTION="
-                            f"{progress.section.number}`, the hint follows what its tests find)")
+        return own[0], (f"section {progress.section.number} has not run yet, so its first "
+                        "function (after `make test SECTION="
+                        f"{progress.section.number}`, the hint follows what its tests find)")
     found = wanting(progress.section, progress.records)
-    for ladder in ladders:  # the module's order
-        if ladder.function in found:
-            return ladder, found[ladder.function]
-    return ladders[0], "its first function"
+    others = [x for x in ladders if x.section != progress.section.number]
+    for ladder in [*own, *others]:  # the module's order, then course order
+        if (ladder.section, ladder.function) in found:
+            return ladder, found[(ladder.section, ladder.function)]
+    return own[0], "its first function"
 
 
 def climb(state: State, ladder: Ladder) -> tuple[int, bool]:
@@ -163,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             print("Every section passes: no hint needed.")
             return 0
         section = chosen.section
-    found = choose(of_section(load(), section), chosen)
+    found = choose(load(), chosen)
     if found is None:
         print(f"Section {section.number} ({section.name}) passes: no hint needed. "
               "`make hint SECTION=n` gives hints for another section.")
@@ -171,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ladder, why = found
     index, new = climb(state, ladder)
     state.save()
+    section = find_section(ladder.section)  # another section's, where its stub stops these
     print(text_of(ladder, index, section, impl_dir, why, new, state.hints_used(section)))
     return 0
 

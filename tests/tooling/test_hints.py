@@ -76,23 +76,34 @@ def test_the_function_is_the_first_in_module_order_that_the_records_find_wanting
                record("test_seed_key_shapes", NOT_IMPLEMENTED, stub),
                record("test_each_direction_has_its_own_parameters", "failed", "assert False"))
     assert wanting(BILM, records) == {
-        "BiLM._run_stack": "BiLM._run_stack is not implemented yet",
-        "BiLM.__init__": "test_each_direction_has_its_own_parameters does not pass yet "
-                         "(failed); it checks: two language models: the backward one shares "
-                         "no parameter with the forward one"}
-    ladder, why = choose(of_section(load(), BILM), SectionProgress(BILM, records))
+        (3, "BiLM._run_stack"): "BiLM._run_stack is not implemented yet",
+        (3, "BiLM.__init__"): "test_each_direction_has_its_own_parameters does not pass yet "
+                              "(failed); it checks: two language models: the backward one "
+                              "shares no parameter with the forward one"}
+    ladder, why = choose(load(), SectionProgress(BILM, records))
     assert ladder.function == "BiLM.__init__", "the module's order, not the records'"
-    another_section = f"NotImplementedError: {stub_message(find_section(2), 'pad_batch')}"
-    only = (record("test_padded_batch_equals_one_sentence_at_a_time", NOT_IMPLEMENTED,
-                   another_section),)
-    assert choose(of_section(load(), BILM), SectionProgress(BILM, only))[0].function == (
-        "BiLM.forward"), "another section's stub: the test's own concept decides"
+
+
+def test_an_earlier_sections_stub_that_stops_the_tests_gets_its_own_ladder():
+    """In a handout, section 3's tests reach the learner's section 2: its stub is the
+    function to write first, and the hint says so."""
+    corpus = find_section("corpus")
+    blocked = (record("test_padded_batch_equals_one_sentence_at_a_time", NOT_IMPLEMENTED,
+                      f"NotImplementedError: {stub_message(corpus, 'pad_batch')}"),
+               record("test_layer_0_ignores_context", PASSED))
+    ladder, why = choose(load(), SectionProgress(BILM, blocked))
+    assert (ladder.section, ladder.function) == (2, "pad_batch")
+    assert why == ("pad_batch is not implemented yet; section 3's tests need it: finish "
+                   "section 2 first")
+    own_too = (*blocked, record("test_each_layer_reads_the_layer_below", "failed"))
+    assert choose(load(), SectionProgress(BILM, own_too))[0].function == "BiLM._run_stack", (
+        "the section's own failing function comes first")
 
 
 def test_a_section_not_run_starts_at_its_first_function_and_a_done_one_needs_none():
     ladders = of_section(load(), BILM)
-    assert choose(ladders, SectionProgress(BILM, ()))[0] == ladders[0]
-    assert choose(ladders, SectionProgress(BILM, (record("test_x", PASSED),))) is None
+    assert choose(load(), SectionProgress(BILM, ()))[0] == ladders[0]
+    assert choose(load(), SectionProgress(BILM, (record("test_x", PASSED),))) is None
 
 
 def test_each_hint_is_the_next_rung_and_the_state_counts_them(tmp_path):
