@@ -9,13 +9,25 @@ LOCKS ?= requirements/learner.lock
 ELMO_IMPL ?= exercises
 SECTION ?=
 SECTION_ARG := $(if $(SECTION),--section $(SECTION))
+# One section's test file (by number, name or module), so that pytest collects nothing else;
+# an unknown SECTION falls back to the folder, where --section names the choices.
+SECTION_TESTS := $(if $(SECTION),$(firstword $(wildcard tests/sections/test_s$(SECTION)_*.py \
+  tests/sections/test_s[0-9]_$(SECTION).py tests/sections/test_$(SECTION).py)))
+TEST_PATHS := $(or $(SECTION_TESTS),tests/sections)
+# What the last run found (`course.results`), and the learner's state beside it: every
+# section's last result and the hints shown (`course.state`), never in the submission.
 RESULTS ?= build/results.json
-LEARNER_TESTS = $(PY) -m pytest tests/sections --impl $(ELMO_IMPL) $(SECTION_ARG) \
-  --results-json $(RESULTS)
-PROGRESS = $(PY) -m course.progress $(RESULTS) --impl $(ELMO_IMPL)
+STATE ?= $(dir $(RESULTS))progress.json
+# pytest loads the plugins that the section tests use and no other: a plugin that another
+# package registers (anyio's) would cost every run its imports. PYTEST_ARGS adds options
+# (PYTEST_ARGS=-x stops at the first failure, PYTEST_ARGS=--tb=long shows long tracebacks).
+PYTEST_ARGS ?=
+LEARNER_TESTS = PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p hypothesispytest -p timeout \
+  $(TEST_PATHS) --impl $(ELMO_IMPL) $(SECTION_ARG) --results-json $(RESULTS) $(PYTEST_ARGS)
+PROGRESS = $(PY) -m course.progress --impl $(ELMO_IMPL) --state $(STATE)
 
 .DEFAULT_GOAL := help
-.PHONY: help install test grade run-notebooks submission
+.PHONY: help install test grade progress hint watch run-notebooks submission
 
 help: ## list the commands
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -29,15 +41,25 @@ $(STAMP): $(LOCKS)
 	touch $@
 
 test: $(STAMP) ## run the tests of exercises/, then show your progress (SECTION= for one)
-	@$(LEARNER_TESTS); status=$$?; [ $$status -gt 1 ] || $(PROGRESS); exit $$status
+	@$(LEARNER_TESTS); status=$$?; [ $$status -gt 1 ] || $(PROGRESS) $(RESULTS); exit $$status
 
 grade: $(STAMP) ## your progress per section, without the tests' output (SECTION= for one)
 	@mkdir -p build; $(LEARNER_TESTS) > build/test-output.txt 2>&1; status=$$?; \
-	  if [ $$status -gt 1 ]; then tail -n 20 build/test-output.txt; exit $$status; fi; $(PROGRESS)
+	  if [ $$status -gt 1 ]; then tail -n 20 build/test-output.txt; exit $$status; fi; \
+	  $(PROGRESS) $(RESULTS)
 
-run-notebooks: $(STAMP) ## run every notebook headless on exercises/ (ELMO_IMPL= for another)
+progress: $(STAMP) ## your progress table as your last runs left it (runs no test)
+	@$(PROGRESS)
+
+hint: $(STAMP) ## the next hint for the first function that does not pass yet (SECTION= for one)
+	@$(PY) -m course.hints --impl $(ELMO_IMPL) --state $(STATE) $(SECTION_ARG)
+
+watch: $(STAMP) ## rerun a section's tests each time you save its module (POLL=1 polls; Ctrl-C stops)
+	@$(PY) -m course.watch --impl $(ELMO_IMPL) $(SECTION_ARG) $(if $(POLL),--poll) \
+	  -- ELMO_IMPL=$(ELMO_IMPL) RESULTS=$(RESULTS) STATE=$(STATE)
+
+run-notebooks: $(STAMP) ## run every notebook headless on exercises/, kept in build/notebooks/
 	$(PY) -m course.notebook run --impl $(ELMO_IMPL)
 
-submission: ## zip your exercises/ into submission.zip, the file you hand in
-	python3 -c 'import shutil; shutil.make_archive("submission", "zip", ".", "exercises")'
-	@echo "submission.zip: hand this file in"
+submission: ## zip your section modules into submission.zip, the file you hand in
+	python3 -m course.submission submission.zip

@@ -6,7 +6,7 @@
     trained = pretrained_bilm(sections)          # the biLM that sections 1-4 pre-train
     run_checks(IMPL, "pretrain")                 # section 4's tests, as `make test SECTION=4`
 
-    python -m course.notebook run [--impl exercises] [NOTEBOOK...]
+    python -m course.notebook run [--impl exercises] [--out build/notebooks] [NOTEBOOK...]
 
 A notebook takes its section from `IMPL` and the others from the reference (where there is
 one), as the tests do. The modules follow their files: after an edit to a section's file,
@@ -39,6 +39,7 @@ from traitlets.config import Config
 from .harness import Harness, Sections
 from .pretrained import pretrained
 from .registry import (
+    BUILD_DIR,
     EXERCISES_DIR,
     NOTEBOOKS_DIR,
     REFERENCE_DIR,
@@ -53,6 +54,8 @@ from .registry import (
 OVERVIEW = "00_overview.ipynb"
 PARAMETERS_TAG = "parameters"
 CELL_TIMEOUT_S = 300
+SLOW_CELL_S = 5.0  # `make run-notebooks` reports each code cell that takes this long or more
+EXECUTED_DIR = BUILD_DIR / "notebooks"  # where `make run-notebooks` keeps what it executed
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 # One torch thread per kernel unless told otherwise: kernels run side by side on few cores,
 # where OpenMP threads waiting for each other slow training down several times over.
@@ -209,17 +212,31 @@ def with_impl(notebook: nbformat.NotebookNode, impl: str | Path) -> nbformat.Not
     return notebook
 
 
-async def _execute(path: Path, impl: str, slots: asyncio.Semaphore) -> Outcome:
+async def _execute(path: Path, impl: str, slots: asyncio.Semaphore,
+                   save_dir: Path | None = None, report=None) -> Outcome:
+    report = report or (lambda line: None)
     async with slots:
         notebook = with_impl(nbformat.read(path, as_version=4), impl)
-        current = {"cell": None}
+        current = {"cell": None, "started": 0.0}
+        code_cells = sum(cell.cell_type == "code" for cell in notebook.cells)
+
+        def cell_started(cell, cell_index):
+            current.update(cell=cell_index, started=time.perf_counter())
+
+        def cell_executed(cell, cell_index, execute_reply):
+            took = time.perf_counter() - current["started"]
+            if cell.cell_type == "code" and took >= SLOW_CELL_S:
+                number = sum(c.cell_type == "code" for c in notebook.cells[: cell_index + 1])
+                report(f"     {path.name:24} code cell {number}/{code_cells} took {took:.1f} s")
+
         client = NotebookClient(
             notebook, timeout=CELL_TIMEOUT_S, kernel_name=KERNEL["name"],
             # CurveZMQ between client and kernel, where the kernelspec supports it
             config=Config({"KernelManager": {"transport_encryption": "auto"}}),
             resources={"metadata": {"path": str(path.parent)}},  # where Jupyter starts it
-            on_cell_start=lambda cell, cell_index: current.update(cell=cell_index),
+            on_cell_start=cell_started, on_cell_executed=cell_executed,
         )
+        report(f"...  {path.name:24} started ({code_cells} code cells)")
         start = time.perf_counter()
         try:
             await client.async_execute(env=KERNEL_ENV)
@@ -227,23 +244,44 @@ async def _execute(path: Path, impl: str, slots: asyncio.Semaphore) -> Outcome:
             outputs = notebook.cells[current["cell"]].outputs
             error = next(o for o in outputs if o.output_type == "error")
             printed = "".join(o.text for o in outputs if o.output_type == "stream")
-            report = _TERMINAL_COLOURS.sub("", printed + "\n".join(error.traceback))
-            return Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
-                           f"{error.ename}: {error.evalue}", report)
+            text = _TERMINAL_COLOURS.sub("", printed + "\n".join(error.traceback))
+            outcome = Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
+                              f"{error.ename}: {error.evalue}", text)
         except Exception as err:  # a cell ran out of time, or the kernel died
-            return Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
-                           f"{type(err).__name__}: {err}")
-        return Outcome(path.name, impl, time.perf_counter() - start)
+            outcome = Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
+                              f"{type(err).__name__}: {err}")
+        else:
+            outcome = Outcome(path.name, impl, time.perf_counter() - start)
+        if save_dir is not None:
+            save_dir.mkdir(parents=True, exist_ok=True)
+            nbformat.write(notebook, save_dir / path.name)
+        report(outcome_line(outcome, save_dir))
+        return outcome
+
+
+def outcome_line(outcome: Outcome, save_dir: Path | None = None) -> str:
+    """`ok   03_bilm.ipynb  12.3 s` (or `STOP`, with the cell and its error), and where the
+    executed copy is."""
+    where = "" if outcome.error_cell is None else (
+        f"  stopped at cell {outcome.error_cell}: {outcome.error}")
+    saved = f"  -> {shown(save_dir / outcome.notebook)}" if save_dir is not None else ""
+    return (f"{'ok  ' if outcome.error_cell is None else 'STOP'} {outcome.notebook:24} "
+            f"{outcome.seconds:5.1f} s{where}{saved}")
 
 
 def execute(runs: list[tuple[str, str | Path]], parallel: int = 2,
-            directory: Path = NOTEBOOKS_DIR) -> list[Outcome]:
+            directory: Path = NOTEBOOKS_DIR, save_dir: Path | None = None,
+            report=None) -> list[Outcome]:
     """Run each (notebook name, impl) headless, `parallel` kernels at a time; never raises
-    for an error in a cell, which its `Outcome` records instead."""
+    for an error in a cell, which its `Outcome` records instead. With `save_dir`, each
+    executed notebook (its outputs, up to an error) is written there under its name;
+    `report` is called with a line as each notebook starts, as a slow cell ends and as each
+    notebook ends."""
 
     async def run_all() -> list[Outcome]:
         slots = asyncio.Semaphore(parallel)
-        return await asyncio.gather(*(_execute(directory / name, str(impl), slots)
+        return await asyncio.gather(*(_execute(directory / name, str(impl), slots, save_dir,
+                                               report)
                                       for name, impl in runs))
 
     return asyncio.run(run_all())
@@ -257,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--impl", default=EXERCISES_DIR.name,
                      help="the implementation the notebooks run on (default: exercises)")
     run.add_argument("--parallel", type=int, default=2, help="kernels at a time (default 2)")
+    run.add_argument("--out", type=Path, default=EXECUTED_DIR,
+                     help=f"where the executed notebooks go (default: {shown(EXECUTED_DIR)})")
     run.add_argument("notebooks", nargs="*", help="names, e.g. 03_bilm.ipynb (default: all)")
     args = parser.parse_args(argv)
     names = args.notebooks or notebook_names()
@@ -265,16 +305,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown notebooks {unknown}; choose from {notebook_names()}")
     others = (f"the others from the reference, {shown(REFERENCE_DIR)}/" if REFERENCE_DIR.is_dir()
               else "the others from there too")
+    save_dir = args.out if args.out.is_absolute() else ROOT / args.out
     print(f"running {len(names)} notebooks headless, {args.parallel} at a time: each runs its "
           f"own section from {shown(_in_course(args.impl))}/ (IMPL) and {others}, as `make "
-          "test` does; each stops at its first error")
-    failed = 0
-    for outcome in execute([(name, args.impl) for name in names], args.parallel):
-        failed += outcome.error_cell is not None
-        where = "" if outcome.error_cell is None else (
-            f"  stopped at cell {outcome.error_cell}: {outcome.error}")
-        print(f"{'ok  ' if outcome.error_cell is None else 'STOP'} {outcome.notebook:24} "
-              f"{outcome.seconds:5.1f} s{where}")
+          "test` does; each stops at its first error. The executed notebooks, with every "
+          f"output, go to {shown(save_dir)}/", flush=True)
+    outcomes = execute([(name, args.impl) for name in names], args.parallel,
+                       save_dir=save_dir, report=lambda line: print(line, flush=True))
+    failed = [o for o in outcomes if o.error_cell is not None]
+    print(f"{len(outcomes) - len(failed)} of {len(outcomes)} notebooks ran to their end; "
+          f"open the executed copies in {shown(save_dir)}/ to read what they computed"
+          + (f"; stopped: {', '.join(o.notebook for o in failed)}" if failed else ""))
     return 1 if failed else 0
 
 

@@ -1,26 +1,45 @@
-"""The progress table: per section, tests passed of total, points, a bar, and the next step.
+"""The progress table: every section's last result, when it ran, what changed since, the
+hints used, and the next step.
 
-    python -m course.progress build/results.json [--impl exercises]
+    python -m course.progress [build/results.json] [--impl exercises] [--state FILE]
 
-It reads the records that `course.results` writes, one per test. A section earns its points
-(from `course.toml`) in proportion to the tests it passes (`section_points`, the formula the
-grader uses too); a bonus section's points come on top of the 100. The next step is the first
-unfinished section, with its hint from the registry and its first test that does not pass.
+It reads the records that `course.results` wrote for the run that just ended and keeps them
+in the learner's state (`course.state`, `build/progress.json`) in place of the earlier
+records of the same sections: a run of one section changes that section's row only. Each
+row shows the section's last result, when it ran, and "changed since" where the module's
+bytes now differ from those that the run tested. Without a results file it only shows the
+table.
+
+A section earns its points (from `course.toml`) in proportion to the tests it passes
+(`section_points`, the formula the grader uses too); a bonus section's points come on top of
+the 100. The next step is the first section, in course order, that is not done: its hint
+from the registry, and its first test that does not pass (or the command that runs it).
+
+After the table and the next step, each section that passed in this run may show a few lines
+of its own (`AFTER_PASS`, below).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .registry import MAX_POINTS, RESULTS_FILE, ROOT, SECTIONS, Section, shown
-from .results import ERROR, NOT_IMPLEMENTED, PASSED, STATUSES
+from .state import STATE_FILE, SectionRun, State, module_digest
 
+# The outcomes a record's "status" takes (`course.results` writes them; it imports them
+# from here, so that this table does not need pytest).
+PASSED, FAILED, ERROR, NOT_IMPLEMENTED, TIMEOUT = (
+    "passed", "failed", "error", "not implemented", "timeout")
+STATUSES = (PASSED, FAILED, ERROR, NOT_IMPLEMENTED, TIMEOUT)
 BAR_WIDTH = 20
+CHANGED = "changed since"
 
 
 def section_points(section: Section, passed: int, total: int) -> float:
@@ -30,10 +49,15 @@ def section_points(section: Section, passed: int, total: int) -> float:
 
 @dataclass(frozen=True)
 class SectionProgress:
-    """One section's test records (as `course.results` writes them), in the order they ran."""
+    """One section's last test records (as `course.results` writes them), in the order they
+    ran; when that run began (ISO 8601, "" if never), whether the module changed since, and
+    how many hints the learner has seen for it."""
 
     section: Section
     records: tuple[dict, ...]
+    ran_at: str = ""
+    changed: bool = False
+    hints_used: int = 0
 
     @property
     def total(self) -> int:
@@ -52,7 +76,7 @@ class SectionProgress:
         return self.total > 0 and self.passed == self.total
 
     @property
-    def state(self) -> str:
+    def outcome(self) -> str:
         """"done", "not run", "not implemented yet", or the count of each other outcome."""
         if not self.total:
             return "not run"
@@ -62,6 +86,14 @@ class SectionProgress:
         if self.passed == 0 and set(counts) == {NOT_IMPLEMENTED}:
             return "not implemented yet"
         return ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
+
+    @property
+    def state(self) -> str:
+        """The outcome, then "changed since" and the hints used, where there are any."""
+        notes = [CHANGED] if self.changed else []
+        if self.hints_used:
+            notes.append(f"{self.hints_used} hint{'s' * (self.hints_used > 1)} used")
+        return "; ".join([self.outcome, *notes])
 
     @property
     def first_problem(self) -> dict | None:
@@ -74,6 +106,21 @@ def summarise(records: list[dict]) -> list[SectionProgress]:
             for s in SECTIONS]
 
 
+def from_state(state: State, impl_dir: Path) -> list[SectionProgress]:
+    """Every section of the registry as the learner's state remembers it for `impl_dir`: its
+    last run's records, when, whether its module changed since, the hints seen."""
+    runs: dict[int, SectionRun] = state.runs_of(impl_dir)
+    progress = []
+    for section in SECTIONS:
+        run = runs.get(section.number)
+        changed = run is not None and run.module_digest is not None and (
+            module_digest(impl_dir / section.file_name) != run.module_digest)
+        progress.append(SectionProgress(
+            section, run.records if run else (), run.ran_at if run else "", changed,
+            state.hints_used(section)))
+    return progress
+
+
 def _number(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
@@ -83,16 +130,37 @@ def _bar(fraction: float) -> str:
     return f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {fraction:4.0%}"
 
 
-def table(progress: list[SectionProgress]) -> str:
-    """One row per section and a total: tests passed of total, points, a bar, the state."""
+def ago(ran_at: str, now: datetime.datetime | None = None) -> str:
+    """When a run began, as a learner says it: "just now", "5 min ago", "3 h ago", "2 days
+    ago"; "-" for never or an unreadable time."""
+    try:
+        then = datetime.datetime.fromisoformat(ran_at)
+    except (TypeError, ValueError):
+        return "-"
+    seconds = max(0.0, ((now or datetime.datetime.now(datetime.UTC)) - then).total_seconds())
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    days = int(seconds // 86400)
+    return f"{days} day{'s' * (days > 1)} ago"
+
+
+def table(progress: list[SectionProgress], now: datetime.datetime | None = None) -> str:
+    """One row per section and a total: tests passed of total, points, a bar, when it last
+    ran, and its state (outcome; "changed since"; hints used)."""
     width = max(len(p.section.name) + 8 * p.section.bonus for p in progress) + 4
-    rows = [f"{'section':{width}} {'tests':>7} {'points':>9}  progress"]
+    rows = [f"{'section':{width}} {'tests':>7} {'points':>9}  {'progress':{BAR_WIDTH + 7}}  "
+            f"{'last run':12} state"]
     for p in progress:
         label = f"{p.section.number:2} {p.section.name}" + (" (bonus)" if p.section.bonus else "")
         tests = f"{p.passed}/{p.total}" if p.total else "-"
         points = f"{_number(p.points)}/{p.section.points}"
         bar = _bar(p.passed / p.total) if p.total else " " * (BAR_WIDTH + 7)
-        rows.append(f"{label:{width}} {tests:>7} {points:>9}  {bar}  {p.state}")
+        when = ago(p.ran_at, now) if p.total else "-"
+        rows.append(f"{label:{width}} {tests:>7} {points:>9}  {bar}  {when:12} {p.state}")
     passed, total = sum(p.passed for p in progress), sum(p.total for p in progress)
     core = sum(p.points for p in progress if not p.section.bonus)
     bonus = sum(p.points for p in progress if p.section.bonus)
@@ -103,14 +171,23 @@ def table(progress: list[SectionProgress]) -> str:
 
 
 def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
-    """What to do now: the first unfinished section that ran, its file, hint and first
-    problem; or, when every section that ran passes, what is left."""
-    unfinished = next((p for p in progress if p.total and not p.done), None)
+    """What to do now: the first section in course order that is not done, its file, hint
+    and first problem (or how to run it); when every section is done, that."""
+    changed = [p.section.number for p in progress if p.changed]
+    again = (f"`make test SECTION={changed[0]}` runs it again" if len(changed) == 1
+             else "`make test` runs them all again")
+    rerun = [f"{CHANGED} their last run: section {', '.join(map(str, changed))}; {again}"
+             ] if changed else []
+    unfinished = next((p for p in progress if not p.done), None)
     if unfinished is None:
-        if all(p.done for p in progress):
-            return f"All {len(progress)} sections pass. Well done."
-        return "Every section that ran passes; `make test` runs them all."
+        return "\n".join([f"All {len(progress)} sections pass. Well done.", *rerun])
     section, problem = unfinished.section, unfinished.first_problem
+    lines = [f"Next: section {section.number} ({section.name}), {section.title}, in "
+             f"{shown(impl_dir / section.file_name)}",
+             f"  hint: {section.hint}"]
+    if problem is None:
+        lines.append(f"  not run yet: make test SECTION={section.number}")
+        return "\n".join([*lines, *rerun])
     # A test's own message comes before pytest's " assert ..." introspection: show only it.
     message, _, introspection = problem["message"].partition(" assert ")
     if introspection and message in ("AssertionError:", ""):
@@ -118,32 +195,76 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
     reason = [f"    {message}"]
     if problem["status"] == ERROR and problem.get("checks"):
         reason = [f"    it checks: {problem['checks']}", f"    your code raised {message}"]
-    return "\n".join([
-        f"Next: section {section.number} ({section.name}), {section.title}, in "
-        f"{shown(impl_dir / section.file_name)}",
-        f"  hint: {section.hint}",
-        f"  first test to pass: {problem['name']} ({problem['status']})",
-        *reason,
-        f"  then: make test SECTION={section.number}",
-    ])
+    lines += [f"  first test to pass: {problem['name']} ({problem['status']})", *reason,
+              f"  then: make test SECTION={section.number}"
+              + (f"  (the module {CHANGED} that run)" if unfinished.changed else ""),
+              f"  stuck? make hint SECTION={section.number} gives a hint, one step more "
+              "each time"]
+    return "\n".join([*lines, *rerun])
+
+
+# --- what a passed section shows -----------------------------------------------------------
+# After the table and the next step, each section that passed in the run just recorded shows
+# the lines of its entry here, if it has one: what the learner's own code computes (its
+# biLM's loss against the entropy floor, the context gap per layer, ...). An entry maps a
+# section's name to a function of (its SectionProgress, the implementation's folder) that
+# returns a few lines; it must be quick (a few seconds at most) and never raise for a
+# learner's code: what it cannot compute it leaves out.
+AfterPass = Callable[[SectionProgress, Path], list[str]]
+AFTER_PASS: dict[str, AfterPass] = {}
+
+
+def after_pass(progress: list[SectionProgress], ran: list[int], impl_dir: Path) -> list[str]:
+    """The lines of `AFTER_PASS` for each section of `ran` that is done, in course order."""
+    lines = []
+    for p in progress:
+        show = AFTER_PASS.get(p.section.name)
+        if show is None or p.section.number not in ran or not p.done:
+            continue
+        try:
+            shown_lines = show(p, impl_dir)
+        except Exception as err:  # never let a summary hide the table
+            shown_lines = [f"(could not show it: {type(err).__name__}: {err})"]
+        if shown_lines:
+            lines += ["", f"Your ELMo, section {p.section.number} ({p.section.name}):",
+                      *(f"  {line}" for line in shown_lines)]
+    return lines
+
+
+def render(progress: list[SectionProgress], impl_dir: Path, ran: list[int] = (),
+           now: datetime.datetime | None = None) -> str:
+    """The whole output: the table, the next step, then what passed sections show."""
+    return "\n".join([table(progress, now), "", next_step(progress, impl_dir),
+                      *after_pass(progress, list(ran), impl_dir)])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course.progress",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", type=Path, nargs="?", default=RESULTS_FILE,
-                        help="the JSON that the tests' `--results-json` wrote")
+    parser.add_argument("results", type=Path, nargs="?", default=None,
+                        help=f"the JSON that the tests' `--results-json` wrote (e.g. "
+                             f"{shown(RESULTS_FILE)}); without it, only the table")
     parser.add_argument("--impl", type=Path, default=Path("exercises"),
-                        help="the implementation that was tested, for the next step's path")
+                        help="the implementation that was tested (default: exercises)")
+    parser.add_argument("--state", type=Path, default=STATE_FILE,
+                        help=f"the learner's state (default: {shown(STATE_FILE)})")
     args = parser.parse_args(argv)
-    try:
-        records = json.loads(args.results.read_text())
-    except (OSError, ValueError) as err:
-        print(f"no test results in {args.results} ({err}): run `make test` first")
-        return 1
     impl_dir = args.impl if args.impl.is_absolute() else (ROOT / args.impl)
-    progress = summarise(records)
-    print(f"\n{table(progress)}\n\n{next_step(progress, impl_dir)}")
+    state_path = args.state if args.state.is_absolute() else (ROOT / args.state)
+    state, ran = State.load(state_path), []
+    if args.results is not None:
+        try:
+            records = json.loads(args.results.read_text())
+        except (OSError, ValueError) as err:
+            print(f"no test results in {args.results} ({err}): run `make test` first")
+            return 1
+        for record in records:  # results written without the digest: the module as it is now
+            if record.get("module_digest") is None and isinstance(record.get("section"), int):
+                record["module_digest"] = module_digest(
+                    impl_dir / SECTIONS[record["section"] - 1].file_name)
+        ran = state.record_run(records, impl_dir)
+        state.save()
+    print(f"\n{render(from_state(state, impl_dir), impl_dir, ran)}")
     return 0
 
 

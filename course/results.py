@@ -3,24 +3,32 @@ the grader (the section tests' conftest loads it):
 
     pytest tests/sections --results-json build/results.json
 
-Each record: {"nodeid", "section", "name", "checks", "status", "message"}, where status is
-one of STATUSES and `checks` is what the test checks (`purpose`). A test fails as "not
-implemented" when a stub's NotImplementedError is anywhere in its exception chain, so an
-unfinished section never reads as a wrong answer.
+Each record: {"nodeid", "section", "name", "checks", "status", "message", "concept",
+"ran_at", "module_digest"}, where status is one of STATUSES, `checks` is what the test checks
+(`purpose`), `concept` the id of the concept it checks (`course/concepts.toml`; None for a
+test that none names), `ran_at` when the run started (UTC, ISO 8601) and `module_digest` the
+SHA-256 of the bytes of the section's module under test as the run found them (None where
+the recorder is not told the implementation's folder). A test fails as "not implemented"
+when a stub's NotImplementedError is anywhere in its exception chain, so an unfinished
+section never reads as a wrong answer.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
 import pytest
 
-from .registry import section_of_test
+from .concepts import concept_of
+from .progress import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, STATUSES, TIMEOUT  # noqa: F401
+from .registry import ROOT, SECTIONS, section_of_test
+from .state import module_digest
 
-PASSED, FAILED, ERROR, NOT_IMPLEMENTED, TIMEOUT = (
-    "passed", "failed", "error", "not implemented", "timeout")
-STATUSES = (PASSED, FAILED, ERROR, NOT_IMPLEMENTED, TIMEOUT)
+# The outcomes of a record (STATUSES) are defined with the progress table, which must not
+# need pytest; they are named here too, where the grader and the tools import them.
+
 MESSAGE_LIMIT = 300
 
 
@@ -62,10 +70,24 @@ def short_message(error: BaseException | None) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
 
 
+def module_digests(impl_dir: Path) -> dict[int, str]:
+    """{section number: SHA-256 of its module's bytes} for the modules `impl_dir` holds."""
+    digests = {s.number: module_digest(impl_dir / s.file_name) for s in SECTIONS}
+    return {number: digest for number, digest in digests.items() if digest is not None}
+
+
 class Recorder:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, impl_dir: Path | None = None) -> None:
+        self.path, self.impl_dir = path, impl_dir
         self.records: dict[str, dict] = {}
+        self.ran_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        self.digests: dict[int, str] = {}
+
+    def pytest_sessionstart(self) -> None:
+        """The time and the modules' bytes as the run begins: what its results are about."""
+        self.ran_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        if self.impl_dir is not None:
+            self.digests = module_digests(self.impl_dir)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
@@ -79,13 +101,18 @@ class Recorder:
     def record(self, item: pytest.Item, status: str, error: BaseException | None) -> None:
         if item.nodeid in self.records and self.records[item.nodeid]["status"] != PASSED:
             return  # keep a test's first failure: a teardown error after it adds nothing
+        section = getattr(section_of_test(item.nodeid), "number", None)
+        concept = concept_of(section, getattr(item, "originalname", item.name))
         self.records[item.nodeid] = {
             "nodeid": item.nodeid,
-            "section": getattr(section_of_test(item.nodeid), "number", None),
+            "section": section,
             "name": item.name,
             "checks": purpose(item),
             "status": status,
             "message": "" if status == PASSED else short_message(error),
+            "concept": None if concept is None else concept.id,
+            "ran_at": self.ran_at,
+            "module_digest": self.digests.get(section),
         }
 
     def pytest_sessionfinish(self) -> None:
@@ -100,4 +127,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--results-json")
     if path:
-        config.pluginmanager.register(Recorder(Path(path)), "course-results-recorder")
+        config.pluginmanager.register(Recorder(Path(path), _impl_dir(config)),
+                                      "course-results-recorder")
+
+
+def _impl_dir(config: pytest.Config) -> Path | None:
+    """The folder of the implementation under test: the section tests' `--impl`, as their
+    conftest reads it (relative to the course)."""
+    try:
+        impl = config.getoption("--impl")
+    except ValueError:  # run without the section tests' options
+        return None
+    path = Path(impl)
+    return path if path.is_absolute() else ROOT / path

@@ -1,14 +1,14 @@
 """`make bench`: every benchmark in one run, then the goals, met or missed.
 
     python -m tools.bench.run [--seed 0] [--threads 1] [--repeats 20] [--no-test-loop]
-                        [--no-grading] [--record BENCHMARKS.md]
+                        [--no-check] [--no-grading] [--record BENCHMARKS.md]
 
 1. time to target loss: the reference recipe against the seed's (bench/time_to_target.py),
    and in the same run, that a padded batch trains as one sentence at a time (bench/batching.py);
 2. extraction throughput, batched vs one sentence at a time (bench/extraction.py);
-3. the test loop: `make test` on the reference, whole and section by section, and `make check`
-   (bench/test_loop.py), a few minutes;
-   `--no-test-loop` skips it.
+3. the test loop: `make test` on the reference, whole and section by section, its collection
+   before and now, and `make check` (bench/test_loop.py), a few minutes;
+   `--no-test-loop` skips it, `--no-check` only `make check`.
 4. grading: the sandbox's cost per run and a generated class of 30 graded with --jobs 2
    (bench/grading.py), several minutes; `--no-grading` skips it.
 
@@ -113,6 +113,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=20, help="timed extraction repeats")
     parser.add_argument("--no-test-loop", action="store_true",
                         help="skip timing make test-solutions and make check")
+    parser.add_argument("--no-check", action="store_true",
+                        help="in the test loop, skip timing make check")
     parser.add_argument("--no-grading", action="store_true",
                         help="skip grading a generated class")
     parser.add_argument("--record", type=Path, metavar="FILE",
@@ -138,9 +140,11 @@ def main(argv: list[str] | None = None) -> None:
     loop: list[test_loop.CommandRun] = []
     if not args.no_test_loop:
         print("\ntiming make test-solutions twice and make check: a few minutes", flush=True)
-        loop = test_loop.measure()
+        loop = test_loop.measure(include_check=not args.no_check)
+        collection = test_loop.measure_collection()
         report("3. the test loop", test_loop.describe(loop) + [
-            "peak RSS: the largest single process of the command's tree"])
+            "peak RSS: the largest single process of the command's tree"]
+            + test_loop.describe_collection(collection))
     found = goals(target, check, loop)
     if not args.no_grading:  # 4. grading: its own goals, beside the others
         print("\ngrading a generated class of 30 with --jobs 2: about five minutes", flush=True)

@@ -12,12 +12,20 @@ Peak memory is the largest resident set of any one process of the command's tree
 shows it), not the sum over processes running at once. CPU time is the tree's user and
 system time: the tests run on one torch thread, so on an idle machine the wall time is
 about the CPU time, and on a busy one the CPU time is what the command itself cost.
+
+Collection: what pytest costs before the first test runs, `--collect-only`, for every
+section, the median of COLLECT_REPEATS runs of each of two commands: the one that `make test
+SECTION=n` ran before it handed pytest the section's own file (BEFORE: the folder of every
+section's tests, which the conftest then narrows to one, with every plugin that any package
+registers), and the one it runs now (as `make -n` prints it). Each: wall time, CPU time and
+pytest's own "collected in".
 """
 
 from __future__ import annotations
 
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,10 +39,14 @@ LOG_DIR = ROOT / "build" / "bench"
 # A `make bench` passes its own flags and variables (SECTION=3, -j) down to every make it
 # starts; the measured commands must run as a learner types them.
 INHERITED_FROM_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "SECTION")
-SECTION_SECONDS = 5.0  # `make test SECTION=n`, warm, on a complete implementation
+SECTION_SECONDS = 3.0  # `make test SECTION=n`, warm, on a complete implementation
 ALL_SECONDS = 15.0  # `make test`, warm, on a complete implementation
 COLD_SECONDS = 30.0  # `make test-solutions` with an empty cache: it trains a biLM first
 CHECK_SECONDS = 180.0  # `make check`
+COLLECT_REPEATS = 5
+# What `make test SECTION=n` ran before it named the section's file itself.
+BEFORE = "{python} -m pytest tests/sections --impl {impl} --section {number}"
+_COLLECTED_IN = re.compile(r"collected in ([0-9.]+)s")
 
 
 @dataclass(frozen=True)
@@ -94,4 +106,77 @@ def describe(runs: list[CommandRun]) -> list[str]:
         lines.append(f"make {run.label:<28} {run.seconds:6.1f} s (goal {run.limit_s:g}, CPU "
                      f"{run.cpu_seconds:.1f} s)  peak RSS "
                      f"{run.peak_rss_mib:6.0f} MiB  {status}; log {run.log.relative_to(ROOT)}")
+    return lines
+
+
+# --- collection ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Collection:
+    """One command's collection of one section: medians over its runs."""
+
+    section: int
+    label: str  # "before" or "now"
+    command: str
+    seconds: float
+    cpu_seconds: float
+    pytest_seconds: float  # pytest's own "collected in"
+
+
+def learner_command(number: int, impl: Path, results: Path) -> str:
+    """The pytest command of `make test SECTION=number`, as `make -n` prints it."""
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED_FROM_MAKE}
+    printed = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed",
+                              "test", f"SECTION={number}", f"ELMO_IMPL={impl}",
+                              f"RESULTS={results}"], cwd=ROOT, env=env, text=True,
+                             capture_output=True, check=True).stdout
+    return printed.split("; status=")[0].strip()
+
+
+def _collect_once(label: str, command: str, env: dict[str, str]) -> tuple[float, float, float]:
+    run = run_measured(label, ["bash", "-c", f"{command} --collect-only"], env, 0.0)
+    found = _COLLECTED_IN.findall(run.log.read_text())
+    return run.seconds, run.cpu_seconds, float(found[-1]) if found else float("nan")
+
+
+def measure_collection(repeats: int = COLLECT_REPEATS) -> list[Collection]:
+    """Both commands for every section, alternating, `repeats` times each."""
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED_FROM_MAKE}
+    impl, results = REFERENCE_DIR, LOG_DIR / "results-collect.json"
+    found = []
+    for section in SECTIONS:
+        commands = {
+            "before": BEFORE.format(python=Path(sys.executable).relative_to(ROOT)
+                                    if Path(sys.executable).is_relative_to(ROOT)
+                                    else sys.executable, impl=impl, number=section.number),
+            "now": learner_command(section.number, impl, results),
+        }
+        samples: dict[str, list[tuple[float, float, float]]] = {k: [] for k in commands}
+        for _ in range(repeats):
+            for label, command in commands.items():
+                samples[label].append(_collect_once(
+                    f"collect {section.number} {label}", command, env))
+        for label, command in commands.items():
+            wall, cpu, own = (statistics.median(values) for values in zip(*samples[label],
+                                                                          strict=True))
+            found.append(Collection(section.number, label, command, wall, cpu, own))
+    return found
+
+
+def describe_collection(found: list[Collection]) -> list[str]:
+    lines = [f"collection (--collect-only), median of {COLLECT_REPEATS} runs each:",
+             "  before: " + BEFORE.format(python="python", impl="<impl>", number="n"),
+             "  now:    what `make test SECTION=n` runs (make -n)"]
+    for number in sorted({c.section for c in found}):
+        row = {c.label: c for c in found if c.section == number}
+        lines.append(f"  SECTION={number}: " + "; ".join(
+            f"{label} {c.seconds:.2f} s (CPU {c.cpu_seconds:.2f} s, pytest's collection "
+            f"{c.pytest_seconds:.2f} s)" for label, c in row.items()))
+    for label in ("before", "now"):
+        chosen = [c for c in found if c.label == label]
+        lines.append(f"  median over the sections, {label}: "
+                     f"{statistics.median(c.seconds for c in chosen):.2f} s, CPU "
+                     f"{statistics.median(c.cpu_seconds for c in chosen):.2f} s, pytest's "
+                     f"collection {statistics.median(c.pytest_seconds for c in chosen):.2f} s")
     return lines
