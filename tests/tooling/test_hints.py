@@ -34,7 +34,7 @@ def replaced(function: str, *rungs: tuple[str, str]) -> tuple[Ladder, ...]:
 @pytest.mark.parametrize("text, found", [
     ("use `torch.nn.utils.rnn.pack_padded_sequence(x, lengths)`", "'pack_padded_sequence'"),
     ("`self.parameters()`", "the call 'parameters'"),
-    ("`nn.LSTM(hidden_dim, hidden_dim, num_layers=2)`", "the keyword 'num_layers'"),
+    ("`nn.LSTM(hidden_dim, hidden_dim, batch_first=True)`", "the keyword 'batch_first'"),
     ("`bidirectional=True`", "the keyword 'bidirectional'"),
     ("`tokens = self.token_projection(self.embedding(ids))`", "a statement of the solution"),
 ])
