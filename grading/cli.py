@@ -3,11 +3,11 @@
 and reference.
 
 A SUBMISSION is a folder holding `exercises/` (or the section modules themselves), or a
-`.zip` of one. Results are kept in the work folder as each submission finishes; run the
-same command again after an interruption and it resumes. Each run is isolated by the
-operating system (`grading.isolation`); where it cannot be, the grader refuses to grade
-unless told how far to trust the code. With --gradescope, results.json is written whatever
-happens, if need be as a report of the grader's own error. See docs/instructors.md.
+`.zip` of one. Results are kept in the work folder as each submission finishes; the same
+command again after an interruption resumes. Each run is isolated (`grading.sandbox`); where
+it cannot be as asked, the grader refuses and says why. With --gradescope, results.json is
+written whatever happens, if need be as a report of the grader's own error.
+See docs/instructors.md.
 """
 
 from __future__ import annotations
@@ -21,29 +21,23 @@ from tqdm import tqdm
 
 from course.registry import ROOT, SECTIONS, Section, find_section
 
+from . import reports
 from .grader import MODES, Grader, GraderError
-from .reports import (
-    VISIBILITIES,
-    csv_report,
-    gradescope_error,
-    gradescope_report,
-    json_report,
-    shown,
-    table,
-)
 from .sandbox import Limits
-from .store import Seal, Store, write_atomically
+from .store import Store, write_atomically
 from .submissions import read_submission, unique_names
 
-DEFAULT_WORK_DIR = ROOT / "build" / "grading"
+LIMITS = {"test-timeout": "seconds one test may take",
+          "section-timeout": "seconds one section's run may take, wall clock",
+          "memory-mb": "memory of one run (one process)",
+          "output-mb": "largest file one run may write, its output included",
+          "scratch-mb": "all that one run may write (bwrap)", "threads": "threads of one run"}
 
 
 def sections_chosen(keys: str | None) -> list[Section]:
     """`1,3,bilm` -> those sections in course order; every section for None."""
-    if not keys:
-        return list(SECTIONS)
-    chosen = {find_section(key).number for key in keys.split(",") if key.strip()}
-    return [s for s in SECTIONS if s.number in chosen]
+    chosen = {find_section(key).number for key in (keys or "").split(",") if key.strip()}
+    return [s for s in SECTIONS if not chosen or s.number in chosen]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,34 +48,25 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", type=Path, metavar="FILE", help="a row per submission (gradebook)")
     p.add_argument("--gradescope", type=Path, metavar="FILE",
                    help="results.json for Gradescope (one submission)")
-    p.add_argument("--visibility", choices=VISIBILITIES, default="visible",
-                   help="Gradescope visibility of the tests (default: visible)")
+    p.add_argument("--visibility", choices=reports.VISIBILITIES, default="visible",
+                   help="Gradescope visibility of the results (default: visible)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="sections graded at once")
-    p.add_argument("--test-timeout", type=float, default=Limits.test_timeout_s, metavar="S",
-                   help="seconds one test may take (default %(default)g)")
-    p.add_argument("--section-timeout", type=float, default=Limits.section_timeout_s,
-                   metavar="S", help="seconds one section's run may take, wall clock "
-                   "(default %(default)g)")
-    p.add_argument("--memory-mb", type=int, default=Limits.memory_mb, metavar="MB",
-                   help="address space of one run (default %(default)s)")
-    p.add_argument("--output-mb", type=int, default=Limits.output_mb, metavar="MB",
-                   help="largest file (its output included) one run may write "
-                   "(default %(default)s)")
-    p.add_argument("--scratch-mb", type=int, default=Limits.scratch_mb, metavar="MB",
-                   help="all that one run may write, namespaces isolation "
-                   "(default %(default)s)")
-    p.add_argument("--isolation", choices=MODES, default="namespaces",
-                   help="how runs are kept apart: namespaces (default; refused where this "
-                   "machine has none), uid (a uid of each run's own, no namespaces; as "
-                   "root), auto (namespaces, else uid), none (trusted code only)")
+    for option, help_ in LIMITS.items():
+        name = option.replace("-", "_") + ("_s" if option.endswith("timeout") else "")
+        default = getattr(Limits(), name)
+        p.add_argument(f"--{option}", type=type(default), dest=name, default=default,
+                       help=f"{help_} (default %(default)s)")
+    p.add_argument("--isolation", choices=MODES, default="bwrap",
+                   help="how runs are kept apart: bwrap (default), uid (where bubblewrap "
+                   "cannot run), auto (bwrap, else uid), none (trusted code only)")
     p.add_argument("--deadline", type=float, metavar="S",
-                   help="seconds for the whole grading, shared out among the sections' runs "
-                   "(Gradescope: below its own limit)")
-    p.add_argument("--work-dir", type=Path, default=DEFAULT_WORK_DIR, metavar="DIR",
-                   help="stored results, the trusted cache, the runs (default build/grading)")
+                   help="seconds for the whole grading, shared out among the runs")
+    p.add_argument("--course", type=Path, default=ROOT, metavar="DIR",
+                   help="the course's tests and reference to grade with: a copy of this "
+                   "repository's holding hidden tests, say (default: this repository)")
+    p.add_argument("--work-dir", type=Path, default=ROOT / "build" / "grading", metavar="DIR",
+                   help="stored results, the reference's cache, the runs (default build/grading)")
     p.add_argument("--fresh", action="store_true", help="regrade even what is stored")
-    p.add_argument("--keep-runs", action="store_true",
-                   help="keep each run's private folder under the work folder, to debug")
     p.add_argument("--prepare-only", action="store_true",
                    help="collect the tests and pre-train the reference biLM, grade nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -93,6 +78,8 @@ def _raise_interrupt(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """0 when done, 1 when the grader cannot grade (its isolation, its work folder, the
+    course), 130 when interrupted; with --gradescope, results.json is written in every case."""
     args = parser().parse_args(argv)
     try:
         sections = sections_chosen(args.sections)
@@ -104,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("--gradescope writes the results of exactly one submission")
     signal.signal(signal.SIGTERM, _raise_interrupt)
     error = "it stopped before it wrote any result"
-    try:  # with --gradescope, results.json is all Gradescope shows: there must be one
+    try:
         code = grade(args, sections)
         error = None if code == 0 else "it was interrupted"
         return code
@@ -117,37 +104,31 @@ def main(argv: list[str] | None = None) -> int:
         raise
     finally:
         if args.gradescope and error is not None:
-            write_atomically(args.gradescope, gradescope_error(error, args.visibility))
+            write_atomically(args.gradescope, reports.gradescope_error(error, args.visibility))
 
 
 def grade(args: argparse.Namespace, sections: list[Section]) -> int:
-    """Grade as `args` say: 0 when done, 130 when interrupted.
-
-    Raises:
-        GraderError: the grader cannot grade (its isolation, its work folder, the course).
-    """
-    limits = Limits(args.test_timeout, args.section_timeout, args.memory_mb, args.output_mb,
-                    args.scratch_mb)
     submissions = [read_submission(path) for path in args.submissions]
     try:
         unique_names(submissions)
     except ValueError as err:
         parser().error(str(err))
-    grader = Grader(args.work_dir, sections, limits, keep_runs=args.keep_runs,
-                    isolation=args.isolation, deadline_s=args.deadline)
+    limits = Limits(*(getattr(args, name) for name in vars(Limits())))
+    grader = Grader(args.work_dir, sections, limits, args.isolation, args.deadline,
+                    args.course.resolve())
     settings = {"sections": [s.number for s in sections], "limits": vars(limits),
                 "isolation": args.isolation, "settings_key": grader.settings_key}
-    done = []
+    done: list = []
     bar = tqdm(total=len(submissions) * len(sections), desc="grading", unit="section",
                disable=True if args.quiet else None, file=sys.stderr)
 
-    def finished(result) -> None:
-        done.append(result)
-        bar.set_postfix_str(shown(result.name))
+    def write(results: list) -> None:
+        if grader.sandbox is not None:
+            settings.update(isolation=grader.mode, cpu_share=grader.sandbox.cpu_share)
         if args.json:
-            write_atomically(args.json, json_report(done, settings))
+            write_atomically(args.json, reports.json_report(results, settings))
         if args.csv:
-            write_atomically(args.csv, csv_report(done, sections))
+            write_atomically(args.csv, reports.csv_report(results, sections))
 
     try:
         if args.prepare_only:
@@ -156,15 +137,16 @@ def grade(args: argparse.Namespace, sections: list[Section]) -> int:
                   f"reference biLM cached in {args.work_dir / 'cache'}")
             return 0
         try:
-            store = Store(args.work_dir / "results", grader.settings_key, Seal(args.work_dir))
-        except (OSError, ValueError) as err:
+            store = Store(args.work_dir / "results", grader.settings_key)
+        except OSError as err:
             raise GraderError(f"the work folder {args.work_dir} cannot be used: {err}") from err
-        results = grader.grade(submissions, jobs=args.jobs, store=store, fresh=args.fresh,
-                               on_done=finished, on_section=lambda: bar.update(1))
+        results = grader.grade(submissions, args.jobs, store, args.fresh,
+                               lambda result: write(done + [result]) or done.append(result),
+                               lambda: bar.update(1))
     except KeyboardInterrupt:
         bar.close()
         if done:
-            print(table(done, sections))
+            print(reports.table(done, sections))
         print(f"\ninterrupted: {len(done)} of {len(submissions)} submissions graded and kept "
               f"in {args.work_dir / 'results'}; run the same command again to resume.",
               file=sys.stderr)
@@ -172,11 +154,8 @@ def grade(args: argparse.Namespace, sections: list[Section]) -> int:
     finally:
         bar.close()
         grader.close()
-    if args.json:  # again, in the order given (they were written as they finished)
-        write_atomically(args.json, json_report(results, settings))
-    if args.csv:
-        write_atomically(args.csv, csv_report(results, sections))
+    write(results)  # again, in the order given (they were written as they finished)
     if args.gradescope:
-        write_atomically(args.gradescope, gradescope_report(results[0], args.visibility))
-    print(table(results, sections))
+        write_atomically(args.gradescope, reports.gradescope_report(results[0], args.visibility))
+    print(reports.table(results, sections))
     return 0

@@ -1,17 +1,11 @@
-"""Grade submissions section by section, each section in its own sandboxed run.
-
-    grader = Grader(work_dir, sections, limits, isolation="namespaces")
-    results = grader.grade(submissions, jobs=4, store=store, on_done=print)
-    grader.close()
+"""Grade submissions section by section, each section's run in a sandbox (`grading.sandbox`).
 
 `grade` hands each submission's result to `on_done` (and to the store) as soon as its last
-section is graded; a submission the store already holds, graded from the same bytes under
-the same tests and settings, is not graded again. Before it grades anything it `prepare`s:
-it checks that this machine gives the isolation asked for (`grading.isolation`), learns the
-course's tests and has the reference biLM pre-trained, in a trusted child. The biLM's cache
-is trusted only where its digests, sealed by this grader (`grading.store.Seal`), still
-match; a file that does not match is removed, and trained again. With a `deadline` (seconds
-for the whole of `grade`), each section's run gets its share of the time that is left.
+section is graded; what the store holds for the same bytes under the same settings is not
+graded again, and a module that several submissions hold byte for byte (an untouched stub) is
+run once. Before it runs anything it `prepare`s: it checks the isolation asked for and, in a
+child of its own (the course's code, trusted), collects the tests and has the reference biLM
+pre-trained. With a `deadline`, each run gets its share of the time left.
 """
 
 from __future__ import annotations
@@ -19,6 +13,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -26,23 +22,21 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, Section
+from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, Section
 
-from . import isolation
-from .integrity import FORGES_RESULTS, Flag, scan_files, scan_module
-from .sandbox import Limits, Pristine, Sandbox, read_capped
-from .scoring import SectionResult, SubmissionResult, score_run, score_unrun
-from .store import Seal, Store, load_sealed, save_sealed
+from . import sandbox
+from .records import read_stream
+from .sandbox import Limits, Pristine, Sandbox
+from .scan import Flag, scan_files, scan_module
+from .scoring import SectionResult, SubmissionResult, score_section, score_unrun
 from .submissions import Submission
 
-PREPARE_TIMEOUT_S = 900
-PREPARED_BYTES = 1 << 22
 DEADLINE_MARGIN_S = 5  # kept back from a deadline: the reports are written after the runs
-MODES = (*isolation.MODES, "auto")
+MODES = (*sandbox.MODES, "auto")
 
 
 class GraderError(RuntimeError):
-    """The course itself cannot be graded against (its tests do not collect, say)."""
+    """The grader cannot grade: its isolation, its work folder, the course's tests."""
 
 
 class Stopped(BaseException):
@@ -51,30 +45,26 @@ class Stopped(BaseException):
 
 class Grader:
     def __init__(self, work_dir: Path, sections: list[Section], limits: Limits | None = None,
-                 keep_runs: bool = False, isolation: str = "namespaces",
-                 deadline_s: float | None = None) -> None:
+                 isolation: str = "bwrap", deadline_s: float | None = None,
+                 course_root: Path = ROOT) -> None:
         self.work_dir, self.sections = Path(work_dir).resolve(), sections
-        self.limits = limits or Limits()
-        self.pristine = Pristine()
+        self.limits, self.isolation, self.deadline_s = limits or Limits(), isolation, deadline_s
+        self.course_root, self.pristine = course_root, Pristine(course_root)
         self.sandbox: Sandbox | None = None
-        self.keep_runs = keep_runs
-        self.isolation, self.deadline_s = isolation, deadline_s
         self.tests: dict[int, list[str]] = {}
-        self._stopped = threading.Event()
-        self._clock = threading.Lock()
+        self._stopped, self._clock = threading.Event(), threading.Lock()
         self._deadline: float | None = None
         self._waiting = self._running = 0
         self.slots = 1
-        # A section's result by its module's bytes: grading is deterministic, so a module
-        # that another submission holds too (an untouched stub, say) is run once.
-        self._graded: dict[tuple[int, str], SectionResult] = {}
+        self._graded: dict[tuple[int, str], SectionResult] = {}  # by the module's bytes
 
     @property
     def settings_key(self) -> str:
-        """Changes whenever a result could: the tests, the reference, the tooling, the
-        sections chosen, the limits and the isolation asked for."""
+        """Changes whenever a result could: the course's files and the grader's, the sections,
+        the limits and the isolation asked for."""
         digest = hashlib.sha256()
-        for name, data in sorted(self.pristine.files.items()):
+        own = {f"grading/{p.name}": p.read_bytes() for p in Path(__file__).parent.glob("*.py")}
+        for name, data in sorted({**self.pristine.files, **own}.items()):
             digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         limits = {name: float(value) for name, value in vars(self.limits).items()}
         digest.update(json.dumps([[s.number for s in self.sections], limits,
@@ -82,96 +72,65 @@ class Grader:
         return digest.hexdigest()
 
     def choose_isolation(self) -> str:
-        """The isolation mode runs get: the one asked for, or with "auto" namespaces where
-        this machine gives them and a uid of the run's own where not.
+        """The mode asked for, or for "auto" bwrap where it runs and uid where not.
 
         Raises:
-            GraderError: the mode asked for is not available here, and why.
+            GraderError: it is not available here, and why.
         """
-        probe = self.work_dir / "probe"
         reasons = {}
-        for mode in (["namespaces", "uid"] if self.isolation == "auto" else [self.isolation]):
-            reasons[mode] = isolation.problem(mode, probe, REFERENCE_DIR)
-            if reasons[mode] is None:
+        for mode in (["bwrap", "uid"] if self.isolation == "auto" else [self.isolation]):
+            if reasons.setdefault(mode, sandbox.problem(
+                    mode, self.course_root / REFERENCE_DIR.name)) is None:
                 return mode
-        said = "; ".join(f"{mode}: {why}" for mode, why in reasons.items())
         raise GraderError(
-            f"this machine cannot isolate the runs as asked ({said}). Without that a "
-            "submission could read the reference, forge its results or harm the others, so "
-            "the grader refuses to grade. Grade elsewhere (a machine or container that allows "
-            "user namespaces), or, knowing what it costs (docs/instructors.md), choose "
-            "--isolation uid (a uid of each run's own; the grader must be root) or "
-            "--isolation none (only for code you trust, such as your own reference).")
-
-    def _trusted_cache(self, seal: Seal, folder: Path) -> None:
-        """Remove every file of the cache whose digest this grader did not seal."""
-        sealed = load_sealed(self.work_dir / "cache.json", seal) or {}
-        for path in folder.iterdir():
-            data = read_capped(path, 1 << 30)
-            if sealed.get(path.name) != hashlib.sha256(data).hexdigest():
-                path.unlink()
+            "this machine cannot isolate the runs as asked (" + "; ".join(
+                f"{mode}: {why}" for mode, why in reasons.items()) + "). Without that a "
+            "submission could read the reference, reach the grader or harm the others, so the "
+            "grader refuses to grade: see docs/instructors.md, or choose --isolation none for "
+            "code you trust (your own reference).")
 
     def prepare(self, check_isolation: bool = True) -> None:
-        """Check the isolation (unless only preparing: nothing but the course's own code
-        runs then), collect the tests and train (or find) the reference biLM, in a trusted
-        child.
+        """Check the isolation (unless only preparing: then only the course's code runs),
+        collect the tests and train (or find) the reference biLM, in a trusted child.
 
         Raises:
-            GraderError: runs cannot be isolated as asked, the course's tests do not
-                collect, or the child cannot run.
+            GraderError: no isolation as asked, or the course's tests do not collect.
         """
-        trusted_cache = self.work_dir / "cache"
-        out = self.work_dir / "prepared.json"
+        self.mode = self.choose_isolation() if check_isolation else "none"
+        cache, out = self.work_dir / "cache", self.work_dir / "prepared.json"
+        run = None
         try:
-            self.work_dir.mkdir(parents=True, exist_ok=True)
-            mode = self.choose_isolation() if check_isolation else "none"
-            seal = Seal(self.work_dir)
-            trusted_cache.mkdir(exist_ok=True)
-            trusted_cache.chmod(0o755)  # a run of another uid reads its file (uid mode)
-            self._trusted_cache(seal, trusted_cache)
+            cache.mkdir(parents=True, exist_ok=True)
             out.unlink(missing_ok=True)
-            self.sandbox = Sandbox(self.work_dir, self.pristine, {}, self.limits,
-                                   self.keep_runs, mode, self.slots)
-            status, tail = self.sandbox.run_trusted(
-                "grading.prepare", [str(out)], {CACHE_ENV_VAR: str(trusted_cache)},
-                PREPARE_TIMEOUT_S)
-        except (OSError, RuntimeError, ValueError) as err:
-            raise GraderError(f"the grader cannot start its runs: {err}") from err
-        try:
-            prepared = json.loads(read_capped(out, PREPARED_BYTES))
-            self.tests = {int(number): list(ids) for number, ids in prepared["tests"].items()}
-            names = [name for name in prepared["cache_files"] if "/" not in name]
-        except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise GraderError(f"preparing the course failed (wait status {status}):\n{tail}"
-                              ) from err
-        digests = {name: hashlib.sha256(read_capped(trusted_cache / name, 1 << 30)).hexdigest()
-                   for name in names}
-        save_sealed(self.work_dir / "cache.json", seal, digests)
-        self.sandbox.cache_files = {name: trusted_cache / name for name in names}
-        self.mode = mode
+            run = subprocess.run(  # the course's `course` (in its folder), the grader's `grading`
+                [sys.executable, "-m", "grading.prepare", str(out)], cwd=self.course_root,
+                env={**sandbox.FIXED_ENV, CACHE_ENV_VAR: str(cache), "PYTHONPATH": str(ROOT),
+                     "HOME": str(self.work_dir)}, capture_output=True, text=True, timeout=900)
+            prepared = json.loads(out.read_text())
+            self.tests = {int(number): ids for number, ids in prepared["tests"].items()}
+            self.sandbox = Sandbox(self.work_dir, self.pristine, self.limits, self.mode,
+                                   self.slots, {n: cache / n for n in prepared["cache_files"]})
+        except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as err:
+            raise GraderError(f"the grader cannot prepare its runs: {err}\n"
+                              + (run.stderr[-3000:] if run else "")) from err
 
     def grade_section(self, submission: Submission, section: Section) -> SectionResult:
         """Never raises but `Stopped`: a failure of the grader itself is the section's error."""
-        nodeids = self.tests.get(section.number, [])
-        module = f"{section.module}.py"
+        nodeids, module = self.tests.get(section.number, []), section.file_name
         with self._clock:
             self._waiting -= 1
         try:
-            if submission.error:
-                return score_unrun(section, nodeids, submission.error)
-            if module in submission.unreadable:
-                return score_unrun(section, nodeids,
-                                   f"{module} was not read: {submission.unreadable[module]}")
-            if module not in submission.modules:
-                return score_unrun(section, nodeids, f"{module} is missing from the submission")
-            if not nodeids:
-                return score_unrun(section, nodeids,
-                                   f"the course has no tests for section {section.number}")
+            why = (submission.error or (f"{module} was not read: {submission.unreadable[module]}"
+                                        if module in submission.unreadable else None)
+                   or (None if module in submission.modules else
+                       f"{module} is missing from the submission")
+                   or (None if nodeids else "the course has no tests for this section"))
+            if why:
+                return score_unrun(section, nodeids, why)
             source = submission.modules[module]
             same = (section.number, hashlib.sha256(source).hexdigest())
             if same in self._graded:
                 return copy.deepcopy(self._graded[same])
-            flags = scan_module(source, section.number)
             if self._stopped.is_set():
                 raise Stopped
             with self._clock:
@@ -181,22 +140,19 @@ class Grader:
                 if timeout_s is not None and timeout_s <= 0:
                     return score_unrun(section, nodeids, "not run: grading reached its "
                                        f"deadline of {self.deadline_s:g} s before this section")
-                run = self.sandbox.run_section(section, source, _label(submission.name),
-                                               timeout_s)
+                outcome = self.sandbox.run_section(section, source, timeout_s)
             finally:
                 with self._clock:
                     self._running -= 1
             if self._stopped.is_set():
                 raise Stopped
-            flags += [Flag(f["kind"], f["detail"], section.number) for f in run.flags]
-            if run.tampered:
-                flags.append(Flag("tampered", "changed the grader's copy of "
-                                  + ", ".join(run.tampered[:5]), section.number))
-            if run.forged:
-                flags.append(Flag(FORGES_RESULTS, f"{run.forged} lines on its records stream "
-                                  "that the grader's plugin did not write", section.number))
-            result = score_run(section, nodeids, run, _distinct(flags), self.limits)
-            if not (run.timed_out or run.lost):  # this run's fate, not the module's
+            stream = read_stream(outcome.records, outcome.overflowed, nodeids, outcome.status)
+            if outcome.error or not (stream.begun or outcome.timed_out):
+                raise RuntimeError(outcome.error or f"the run did not start ({self.mode}): "
+                                   + outcome.output_tail[-2000:])
+            result = score_section(section, nodeids, stream, outcome, source,
+                                   scan_module(source, section.number))
+            if not outcome.timed_out:  # this run's fate, not the module's
                 self._graded[same] = copy.deepcopy(result)
             return result
         except Exception as err:
@@ -206,12 +162,11 @@ class Grader:
                 log.write(traceback.format_exc())  # the grader's fault: say so, and go on
             return score_unrun(section, nodeids, f"internal grader error: {err!r}")
 
-    def grade(self, submissions: list[Submission], jobs: int = 1, store: Store | None = None,
+    def grade(self, submissions: list[Submission], jobs: int = 1, store=None,
               fresh: bool = False, on_done: Callable[[SubmissionResult], None] = lambda r: None,
               on_section: Callable[[], None] = lambda: None) -> list[SubmissionResult]:
         """Results in the order of `submissions`; `on_section` after each section graded."""
         results: dict[int, SubmissionResult] = {}
-        todo = []
         for index, submission in enumerate(submissions):
             stored = None if fresh or store is None else store.load(submission)
             if stored is not None:
@@ -219,29 +174,40 @@ class Grader:
                 on_done(stored)
                 for _ in self.sections:
                     on_section()
-            else:
-                todo.append(index)
+        pending = [(i, s) for i in range(len(submissions)) if i not in results
+                   for s in self.sections]
         self.slots = max(1, jobs)
         if self.deadline_s is not None:
             self._deadline = time.monotonic() + self.deadline_s - DEADLINE_MARGIN_S
-        if todo and self.sandbox is None:
+        if pending and self.sandbox is None:
             self.prepare()  # only when something is left to grade
-        graded: dict[int, dict[int, SectionResult]] = {i: {} for i in todo}
-        self._waiting = len(todo) * len(self.sections)
-        pool = ThreadPoolExecutor(max_workers=self.slots)
+        graded: dict[int, dict[int, SectionResult]] = {i: {} for i, _ in pending}
+        self._waiting, choosing = len(pending), threading.Lock()
+
+        def next_job() -> tuple[int, Section, SectionResult]:
+            """The first job whose section has a sandbox ready for it, else the first."""
+            with choosing:
+                job = next((j for j in pending if self.sandbox.ready(j[1])), pending[0])
+                pending.remove(job)
+            return *job, self.grade_section(submissions[job[0]], job[1])
+
+        pool = ThreadPoolExecutor(max_workers=self.sandbox.slots if pending else 1)
         try:
-            futures = {pool.submit(self.grade_section, submissions[i], section): (i, section)
-                       for i in todo for section in self.sections}
-            for future in as_completed(futures):
-                index, section = futures[future]
-                graded[index][section.number] = future.result()
+            for future in as_completed([pool.submit(next_job) for _ in list(pending)]):
+                index, section, section_result = future.result()
+                graded[index][section.number] = section_result
                 on_section()
                 if len(graded[index]) == len(self.sections):
-                    result = self._assemble(submissions[index], graded[index])
-                    results[index] = result
+                    notes = scan_files(submissions[index].files) + [
+                        Flag("unreadable", f"{name}: {why}")
+                        for name, why in sorted(submissions[index].unreadable.items())]
+                    results[index] = SubmissionResult(
+                        submissions[index].name, str(submissions[index].path),
+                        submissions[index].digest,
+                        [graded[index][s.number] for s in self.sections], notes)
                     if store is not None:
-                        store.save(result)
-                    on_done(result)
+                        store.save(results[index])
+                    on_done(results[index])
         except BaseException:
             self.stop()
             raise
@@ -250,23 +216,14 @@ class Grader:
         return [results[i] for i in sorted(results)]
 
     def _share_of_time(self) -> float | None:
-        """This section's wall-clock limit under the deadline: the time left, shared by the
-        sections still to run and those running (this one among them), over the runs that go
-        at once; None without a deadline."""
+        """This run's wall-clock limit under the deadline: the time left, shared by the
+        sections still to run and those running, over the runs that go at once."""
         with self._clock:
             if self._deadline is None:
                 return None
             left = self._deadline - time.monotonic()
-            share = left * self.slots / (self._waiting + self._running)
+            share = left * self.sandbox.slots / (self._waiting + self._running)
             return min(self.limits.section_timeout_s, share, left)
-
-    def _assemble(self, submission: Submission,
-                  sections: dict[int, SectionResult]) -> SubmissionResult:
-        notes = scan_files(submission.files)
-        notes += [Flag("unreadable", f"{name}: {why}") for name, why in
-                  sorted(submission.unreadable.items())]
-        return SubmissionResult(submission.name, str(submission.path), submission.digest,
-                                [sections[s.number] for s in self.sections], notes)
 
     def stop(self) -> None:
         """Stop now: no new section starts and every running one is killed."""
@@ -276,11 +233,3 @@ class Grader:
     def close(self) -> None:
         if self.sandbox is not None:
             self.sandbox.close()
-
-
-def _label(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40]
-
-
-def _distinct(flags: list[Flag]) -> list[Flag]:
-    return list(dict.fromkeys(flags))

@@ -1,18 +1,8 @@
-"""The grader's outputs: the terminal table, `--json`, `--csv` and `--gradescope`.
-
-* JSON: every submission, section and test, with statuses, reasons and flags.
-* CSV: one row per submission, a column per graded section, the total, the maximum and the
-  flags (and, where a bonus section is graded, the bonus and its maximum): ready for a
-  gradebook. A cell that a spreadsheet would read as a formula (=, +, -, @, a tab or a
-  carriage return first) starts with a quote.
-* Gradescope: `results.json` as Gradescope's autograder specification defines it: a
-  top-level `score`, `output` and `visibility`, and one entry in `tests` per test, with
-  `name`, `number`, `score`, `max_score`, `status` ("passed" or "failed"), `output`,
-  `tags` and `visibility`. The tests' scores add up to the top-level score exactly, and their
-  maxima to the sections' points (`grading.scoring`); a bonus section's come on top.
-
-Whatever a submission wrote (a test's message, a reason, a flag's detail, its name) reaches a
-terminal or a spreadsheet only with its control characters replaced (`shown`).
+"""The grader's outputs: the terminal table, `--json` (FORMAT, docs/instructors.md), `--csv`
+(a row per submission, ready for a gradebook) and `--gradescope` (results.json, an entry per
+section). Every text in them is the grader's (`grading.records`) or a name an instructor or
+a learner chose, which reaches a terminal or a spreadsheet with its control characters
+replaced (`shown`), and never as a formula (`spreadsheet_cell`).
 """
 
 from __future__ import annotations
@@ -32,6 +22,7 @@ FLAGGED_MARK = "!"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 BONUS = "bonus"
+FORMAT = "grading-results/1"
 
 
 def number(value: float) -> str:
@@ -56,7 +47,8 @@ def spreadsheet_cell(value: object) -> object:
 
 
 def json_report(results: list[SubmissionResult], settings: dict) -> str:
-    return json.dumps({"settings": settings,
+    """FORMAT, the settings, and every submission as `SubmissionResult.to_dict` has it."""
+    return json.dumps({"format": FORMAT, "settings": settings,
                        "submissions": [r.to_dict() for r in results]}, indent=1)
 
 
@@ -114,34 +106,26 @@ def table(results: list[SubmissionResult], sections: list[Section]) -> str:
 
 
 def gradescope_report(result: SubmissionResult, visibility: str = "visible") -> str:
-    tests = []
+    """One entry per section (its points its `max_score`), its output a line per test."""
+    entries = []
     for section in result.sections:
-        penalised = [f for f in section.flags if f.penalised]
-        title = f"{section.number} {section.name}" + (f" ({BONUS})" if section.bonus else "")
-        for index, test in enumerate(section.tests, 1):
-            output = test.status + (f": {test.message}" if test.message else "")
-            if penalised:
-                output += "\nno credit for this section: " + "; ".join(
-                    f"{f.kind}: {f.detail}" for f in penalised)
-            tests.append({
-                "name": f"{title}: {test.name}",
-                "number": f"{section.number}.{index}",
-                "score": test.score,
-                "max_score": test.max_score,
-                "status": "passed" if test.score == test.max_score > 0 else "failed",
-                "output": shown(output),
-                "tags": [section.name, *([BONUS] if section.bonus else [])],
-                "visibility": visibility,
-            })
-    summary = [f"{s.number} {s.name}{f' ({BONUS})' if s.bonus else ''}: "
-               f"{number(s.score)}/{s.points} {s.status}" + (f" ({s.reason})" if s.reason else "")
-               for s in result.sections]
-    summary.append(f"total: {_total(result)}")
-    summary += [str(f) for f in result.all_flags]
+        lines = [f"{number(section.score)}/{section.points} {section.status}"
+                 + (f": {section.reason}" if section.reason else "")]
+        lines += [f"{t.status}: {t.name}" + (f" ({t.message})" if t.message else "")
+                  for t in section.tests]
+        entries.append({
+            "name": f"{section.number} {section.name}" + (f" ({BONUS})" if section.bonus else ""),
+            "number": str(section.number), "score": section.score, "max_score": section.points,
+            "status": "passed" if section.score == section.points > 0 else "failed",
+            "output": "\n".join(shown(line) for line in lines),
+            "tags": [section.name, *([BONUS] if section.bonus else [])],
+            "visibility": visibility})
+    summary = [f"total: {_total(result)}", *(str(f) for f in result.all_flags),
+               "Each test's own message: `make test SECTION=<n>` in your copy of the course."]
     return json.dumps({"score": result.score + result.bonus_score,
                        "output": "\n".join(shown(line) for line in summary),
                        "visibility": visibility, "stdout_visibility": "hidden",
-                       "tests": tests}, indent=1)
+                       "tests": entries}, indent=1)
 
 
 def gradescope_error(error: str, visibility: str = "visible") -> str:

@@ -8,10 +8,9 @@ builds the image: Python, the learners' lock of the dependencies, then
 `python -m grading --prepare-only` to collect the tests and pre-train the reference, and the
 reference made unreadable to any user but root) and `run_autograder` (run per submission:
 `python -m grading /autograder/submission --jobs 2 --isolation auto --deadline 540
---gradescope /autograder/results/results.json`: two sections at once, each run isolated by
-namespaces where the container allows them and as a uid of its own where not, the whole
-within a deadline below Gradescope's 10 minutes), beside the tests, the reference and the
-tooling that a run needs (the same files every grading run copies, `grading.sandbox`).
+--gradescope /autograder/results/results.json`: each run in bubblewrap where the container
+allows it and as a uid of its own where not, the whole within a deadline below Gradescope's
+10 minutes), beside the grader, the tests, the reference and the learner runtime.
 """
 
 from __future__ import annotations
@@ -41,7 +40,8 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, mode: int = 0o644) ->
 def build(out: Path = DEFAULT_OUT, root: Path = ROOT) -> list[str]:
     """Write the bundle to `out`; the names it holds."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    files = {**Pristine(root).files, LOCK: (root / LOCK).read_bytes()}
+    grader = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.glob("grading/*.py"))}
+    files = {**Pristine(root).files, **grader, LOCK: (root / LOCK).read_bytes()}
     with zipfile.ZipFile(out, "w") as archive:
         for script in ("setup.sh", "run_autograder"):
             _add(archive, script, (TEMPLATES / script).read_bytes(), EXECUTABLE)

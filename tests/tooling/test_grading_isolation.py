@@ -1,11 +1,7 @@
-"""The operating system's isolation of a run (`grading.isolation`, through the fork server),
-seen from inside a run: a probe module reports what it can see, do and reach, and the tests
-hold it to the isolation model of docs/instructors.md. No torch here: each run takes a
-fraction of a second.
-
-Also here: what the grader reads back from a run (never a link, a FIFO or a device, never
-more than a cap), and the records stream (a line the guard did not sign is not believed, a
-test that failed never passes later).
+"""A run's isolation (`grading.sandbox`), seen from inside: a probe, run as section 1's module
+like any submission, reports on its output what it can see and do, and the tests hold it to
+the isolation model of docs/instructors.md. What needs bubblewrap, or root, skips where this
+machine forbids it, saying why.
 """
 
 from __future__ import annotations
@@ -13,93 +9,72 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import stat
 import subprocess
 import sys
 import tempfile
-import textwrap
-import time
+import threading
 from pathlib import Path
 
 import pytest
 
 from course.registry import REFERENCE_DIR, ROOT, SECTIONS
-from course.results import FAILED, PASSED
-from grading import isolation
+from grading import sandbox
 from grading.grader import Grader, GraderError
-from grading.sandbox import (
-    ForkServer,
-    Limits,
-    Pristine,
-    Sandbox,
-    isolation_request,
-    read_capped,
-    sign_record,
-    signed_records,
-)
+from grading.sandbox import Limits, Pristine, Sandbox, UidBlock
+from grading.zygote import DENIED
 
-SYSTEM_PYTHON = Path("/usr/bin/python3")
-NOBODY = 65534
-DAEMON = "47.1234"  # what the probe's leftover `sleep` waits, to find it by
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the grader runs as root here only")
-
-# What a run reports of itself, as one JSON object on its output.
+LIMITS = Limits(memory_mb=2048, scratch_mb=8, threads=8, section_timeout_s=120)
+PROBLEM = {mode: sandbox.problem(mode) for mode in ("bwrap", "uid")}
 PROBE = """
-import ctypes, json, os, socket, sys
+import ctypes, fcntl, json, os, socket, subprocess, sys, threading, time, torch
 
 def attempt(action):
     try:
         action()
         return "ok"
-    except OSError as err:
-        return err.strerror or type(err).__name__
+    except (OSError, MemoryError, RuntimeError) as err:
+        return type(err).__name__ + ": " + str(getattr(err, "strerror", "") or err)
 
 def write(path, size=1):
-    with open(path, "wb") as stream:
-        stream.write(b"x" * size)
+    try:
+        with open(path, "wb") as stream:
+            stream.write(b"x" * size)
+    finally:
+        if size > 1 and os.path.exists(path):
+            os.remove(path)  # pytest's capture of the output needs the room
+
+def threads():
+    started = []
+    for _ in range(20):
+        thread = threading.Thread(target=time.sleep, args=(1,), daemon=True)
+        if attempt(thread.start) != "ok":
+            break
+        started.append(thread)
+    return len(started)
+
+def refused(number):  # the call's arguments all 0: without the filter, most would fail otherwise
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(number, 0, 0, 0, 0, 0) == -1 and ctypes.get_errno() == 1  # EPERM
 
 status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
-facts = {{
-    "uid": os.getuid(), "euid": os.geteuid(), "pid": os.getpid(),
-    "processes": len([p for p in os.listdir("/proc") if p.isdigit()]),
-    "capabilities": status["CapEff"].strip(), "bounding": status["CapBnd"].strip(),
-    "no_new_privs": status["NoNewPrivs"].strip(),
-    "sees": {{path: os.path.exists(path) for path in {hidden!r}}},
-    "writes": {{path: attempt(lambda path=path: write(path)) for path in {read_only!r}}},
-    "scratch": attempt(lambda: write(os.environ["TMPDIR"] + "/small")),
-    "scratch_cap": attempt(lambda: write("/tmp/big", 3 << 20)),
-    "signal_outside": attempt(lambda: os.kill({outside_pid}, 0)),
-    "network": attempt(lambda: socket.create_connection(("127.0.0.1", {port}), timeout=1)),
-    "user_namespace": ctypes.CDLL(None, use_errno=True).unshare(0x10000000),
-    "mount_again": attempt(lambda: os.rmdir("/proc")),
-}}
-print(json.dumps(facts), flush=True)
+shared = open(torch.__file__, "rb")
+raise RuntimeError("FACTS " + json.dumps({
+    "uid": os.getuid(), "capabilities": status["CapEff"].strip(),
+    "no_new_privs": status["NoNewPrivs"].strip(), "seccomp": status["Seccomp"].strip(),
+    "sees": [p for p in {hidden!r} if os.path.exists(p)],
+    "writes": [p for p in {read_only!r} if attempt(lambda p=p: write(p)) == "ok"],
+    "own": attempt(lambda: write(os.environ["HOME"] + "/mine")),
+    "left": attempt(lambda: write("/tmp/left-behind-by-a-run")),
+    "fills": attempt(lambda: write(os.environ["HOME"] + "/big", 16 << 20)),
+    "fork": attempt(os.fork), "program": attempt(lambda: subprocess.run(["true"])),
+    "socket": attempt(socket.socket), "flock": attempt(lambda: fcntl.flock(shared, fcntl.LOCK_SH)),
+    "lock": attempt(lambda: fcntl.lockf(shared, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, 7)),
+    "memory": attempt(lambda: bytearray(2500 << 20)), "threads": threads(),
+    "signal": attempt(lambda: os.kill(1, 0)),
+    "not_refused": [number for number in {denied!r} if not refused(number)],
+    "cgroup": open("/proc/self/cgroup").read(),
+}))  # pytest shows it on one line of its output
 """
-
-
-def run_probe(tmp_path: Path, code: str, mode: str = "namespaces", timeout_s: float = 30,
-              hidden: tuple[str, ...] = ()) -> tuple[object, str]:
-    """Run `code` as module `probe` in a run of `mode`: (its outcome, its output)."""
-    folder = tmp_path / "code"
-    folder.mkdir(exist_ok=True)
-    (folder / "probe.py").write_text(code)
-    for path in (tmp_path, folder):
-        path.chmod(0o755)
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    spec, scratch = isolation_request(mode, run_dir, 0, [str(folder)], {}, 2,
-                                      [str(ROOT), *hidden])
-    server = ForkServer(tmp_path / "forkserver.log")
-    try:
-        outcome = server.run({"module": "probe", "argv": [], "cwd": str(folder),
-                              "env": {"PATH": "/usr/bin:/bin", "HOME": f"{scratch}/home",
-                                      "TMPDIR": f"{scratch}/tmp"},
-                              "output": str(run_dir / "output.txt"), "limits": {},
-                              "isolation": spec}, timeout_s)
-    finally:
-        server.close()
-    return outcome, (run_dir / "output.txt").read_text()
 
 
 @pytest.fixture
@@ -111,218 +86,120 @@ def open_folder():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def listening():
-    server = socket.create_server(("127.0.0.1", 0))
-    yield server.getsockname()[1]
-    server.close()
+def probe(mode: str, work: Path, hidden: list[str], read_only: list[str],
+          runs: int = 1) -> tuple[list[dict], str]:
+    """The facts of `runs` probes run at once in `mode`, and how they shared the CPU."""
+    code = PROBE.replace("{hidden!r}", repr(hidden)).replace("{read_only!r}", repr(read_only))
+    code = code.replace("{denied!r}", repr(DENIED))
+    box = Sandbox(work, Pristine(), LIMITS, mode, slots=runs)
+    outcomes = [None] * runs
+
+    def run(index: int) -> None:
+        outcomes[index] = box.run_section(SECTIONS[0], code.encode())
+
+    try:
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(runs)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        shared = box.cpu_share
+    finally:
+        box.close()
+    facts = []
+    for outcome in outcomes:
+        found = [line for line in outcome.output_tail.splitlines() if "FACTS {" in line]
+        assert found, outcome.output_tail[-3000:]
+        facts.append(json.loads(found[-1].split("FACTS ", 1)[1]))
+    return facts, shared
 
 
-def test_namespaces_are_available_here():
-    """CI's machine must give them: the grader refuses to grade without them otherwise."""
-    assert isolation.problem("namespaces", Path("/tmp/grading-probe"), REFERENCE_DIR) is None
+@pytest.mark.skipif(PROBLEM["bwrap"] is not None, reason=f"no bubblewrap: {PROBLEM['bwrap']}")
+def test_a_run_reaches_nothing_but_its_own_inputs(tmp_path):
+    """Two runs at once: each a uid of its own with no privilege, every call of the filter's
+    list refused, none of the grader's files in view, nowhere to write but its own capped
+    scratch, no second process, program, socket or lock, its memory and threads bounded, no
+    one to signal, and (where the machine gives cgroups) a CPU share of its own."""
+    work = tmp_path / "work"
+    hidden = [str(REFERENCE_DIR), str(ROOT / ".git"), str(ROOT / "tests"), str(work),
+              "/course/ref/s1_setup.py"]
+    read_only = ["/course/x", "/usr/x", f"{sys.prefix}/x", "/grader/x", "/x", "/tmp/x"]
+    facts, shared = probe("bwrap", work, hidden, read_only, runs=2)
+    assert facts[0]["uid"] != facts[1]["uid"], "a uid of each run's own"
+    for fact in facts:
+        assert fact["uid"] != 0 and fact["capabilities"] == "0000000000000000"
+        assert (fact["no_new_privs"], fact["seccomp"]) == ("1", "2")
+        assert fact["sees"] == [] and fact["writes"] == [] and fact["own"] == "ok"
+        assert fact["fills"].startswith("OSError: No space left")
+        for action in ("fork", "program", "socket", "flock", "lock"):
+            assert fact[action] == "PermissionError: Operation not permitted", action
+        assert fact["memory"].startswith("MemoryError") and fact["threads"] < LIMITS.threads
+        assert fact["signal"].startswith("PermissionError")
+        assert fact["not_refused"] == [], "every call of the filter's list is refused"
+        if shared == "cgroup":
+            assert f"/grading-{os.getpid()}-" in fact["cgroup"], "a CPU share of its own"
 
 
-def test_a_run_sees_only_its_own_tree_and_keeps_no_privilege(tmp_path, listening):
-    secret = tmp_path / "secret.txt"
-    secret.write_text("another submission")
-    hidden = [str(REFERENCE_DIR), str(ROOT / ".git"), str(ROOT / "tests"), str(secret),
-              "/root/.bash_history", str(tmp_path / "forkserver.log")]
-    read_only = ["/usr/escaped", "/etc/escaped", f"{sys.prefix}/escaped", "/escaped",
-                 str(tmp_path / "code" / "escaped")]
-    outcome, output = run_probe(tmp_path, PROBE.format(
-        hidden=hidden, read_only=read_only, outside_pid=os.getpid(), port=listening))
-    assert outcome.entered and outcome.status == 0, output
-    facts = json.loads(output.splitlines()[-1])
-    assert facts["uid"] == facts["euid"] != 0, "an unprivileged uid"
-    assert facts["capabilities"] == facts["bounding"] == "0000000000000000"
-    assert facts["no_new_privs"] == "1"
-    assert facts["pid"] == 1 and facts["processes"] == 1, "a pid namespace of its own"
-    assert not any(facts["sees"].values()), facts["sees"]
-    assert set(facts["writes"].values()) <= {"Read-only file system", "No such file or directory"}
-    assert facts["scratch"] == "ok" and facts["scratch_cap"] == "No space left on device"
-    assert facts["signal_outside"] == "No such process"
-    assert facts["network"] != "ok"
-    assert facts["user_namespace"] == -1, "no user namespace of its own to regain privileges"
-    assert facts["mount_again"] != "ok"
+UID_TEST = """
+import json, os, sys
+from pathlib import Path
+sys.path[:0] = [{root!r}, {tests!r}]
+from grading import sandbox
+from test_grading_isolation import probe
+assert sandbox.problem("uid") is None, sandbox.problem("uid")
+facts = probe("uid", Path({work!r}), {hidden!r}, [], runs=1)[0][0]
+facts["left_after"] = os.path.exists("/tmp/left-behind-by-a-run")
+print("UID " + json.dumps(facts))
+"""
 
 
-def alive_with(argument: str) -> list[int]:
-    """Processes (not zombies) whose command line holds `argument`."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if argument in cmdline.read_bytes().decode(errors="replace").split("\0"):
-                state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if state != "Z":
-                    found.append(int(cmdline.parent.name))
-        except (OSError, IndexError):
-            continue
-    return found
+@pytest.mark.skipif(os.geteuid() != 0 or None not in PROBLEM.values(),
+                    reason=f"uid mode: {PROBLEM['uid']}; no view for it: {PROBLEM['bwrap']}")
+def test_uid_mode_gives_a_uid_of_its_own_and_clears_what_it_left(open_folder):
+    """Where bubblewrap cannot run: the run is a uid of its own that cannot read the reference
+    (unreadable to others, as the grader demands) or the work folder, cannot fork or lock, and
+    what it left where everyone may write is gone after it. Here, where Python is root's alone,
+    the test runs in a view of this machine in which Python is readable by all."""
+    reference, work = open_folder / "reference", open_folder / "work"
+    shutil.copytree(REFERENCE_DIR, reference)
+    reference.chmod(0o700)
+    script = UID_TEST.format(root=str(ROOT), tests=str(Path(__file__).parent), work=str(work),
+                             hidden=[str(REFERENCE_DIR / "s1_setup.py")])
+    command = [sys.executable, "-c", script]
+    if PROBLEM["uid"] is not None:  # a view of this machine with the reference unreadable
+        prefix = Path(sys.base_prefix)  # to others, and Python readable by all
+        view = []
+        for parent in reversed([p for p in prefix.parents if p != Path("/")]):
+            view += ["--perms", "0755", "--tmpfs" if not view else "--dir", str(parent)]
+        command = ["bwrap", "--dev-bind", "/", "/", *view, "--ro-bind", str(prefix), str(prefix),
+                   "--bind", str(reference), str(REFERENCE_DIR), *command]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    found = [line for line in run.stdout.splitlines() if line.startswith("UID ")]
+    assert run.returncode == 0 and found, run.stdout[-2000:] + run.stderr[-3000:]
+    facts = json.loads(found[0][4:])
+    assert facts["uid"] >= sandbox.UID_BASE and facts["sees"] == []
+    assert (facts["fork"], facts["lock"]) == ("PermissionError: Operation not permitted",) * 2
+    assert facts["left"] == "ok" and not facts["left_after"], "cleared after the run"
 
 
-@pytest.mark.parametrize("ends", ["by itself", "past its limit"])
-def test_every_process_of_a_run_dies_with_it(tmp_path, ends):
-    """A process in a session of its own, and a twice-forked one: none outlives the run,
-    whether it ends by itself or is killed."""
-    code = textwrap.dedent(f"""
-        import os, subprocess, time
-        subprocess.Popen(["sleep", "{DAEMON}"], start_new_session=True)
-        if os.fork() == 0:
-            os.setsid()
-            if os.fork() == 0:
-                os.execv("/bin/sleep", ["sleep", "{DAEMON}"])
-            os._exit(0)
-        time.sleep(0.5)
-        while {ends == "past its limit"}:
-            time.sleep(0.05)
-    """)
-    outcome, output = run_probe(tmp_path, code, timeout_s=3)
-    assert outcome.entered and outcome.timed_out == (ends == "past its limit"), output
-    time.sleep(0.2)
-    assert alive_with(DAEMON) == []
-
-
-@needs_root
-@pytest.mark.skipif(not shutil.which("setpriv") or not SYSTEM_PYTHON.exists()
-                    or not isolation.reachable_by_others(ROOT / "grading" / "isolation.py"),
-                    reason="needs setpriv, the system's Python, and this clone readable by all")
-def test_a_grader_that_is_not_root_isolates_its_runs_too(open_folder):
-    """Run as nobody, with the system's Python: the user namespace comes first, then the
-    others, as for an instructor grading on their own account."""
-    tmp_path = open_folder
-    root = tmp_path / "tree"
-    root.mkdir()
-    for path in (tmp_path, root):
-        path.chmod(0o777)
-    spec = {"mode": "namespaces", "uid": NOBODY, "gid": NOBODY, "root": str(root),
-            "scratch_mb": 2, "files": {}, "read_only": ["/usr", "/etc", str(ROOT / "grading")],
-            "hidden": [], "scratch": isolation.NAMESPACE_SCRATCH}
-    script = textwrap.dedent(f"""
-        import json, os, sys
-        sys.path.insert(0, {str(ROOT)!r})
-        from grading import isolation
-        isolation.unshare({spec!r})
-        child = os.fork()
-        if child == 0:
-            isolation.enter({spec!r})
-            status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines())
-            print(json.dumps({{"pid": os.getpid(), "uid": os.getuid(),
-                               "capabilities": status["CapEff"].strip(),
-                               "sees": os.path.exists({str(REFERENCE_DIR)!r}),
-                               "no_new_privs": status["NoNewPrivs"].strip()}}), flush=True)
-            os._exit(0)
-        os._exit(os.waitpid(child, 0)[1] >> 8)
-    """)
-    run = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                          str(SYSTEM_PYTHON), "-c", script], capture_output=True, text=True,
-                         timeout=60, cwd="/")
-    assert run.returncode == 0, run.stderr
-    facts = json.loads(run.stdout.splitlines()[-1])
-    assert facts == {"pid": 1, "uid": NOBODY, "capabilities": "0000000000000000",
-                     "sees": False, "no_new_privs": "1"}
-
-
-@needs_root
-@pytest.mark.skipif(not SYSTEM_PYTHON.exists()
-                    or not isolation.reachable_by_others(ROOT / "grading" / "isolation.py"),
-                    reason="needs the system's Python, and this clone readable by all")
-def test_uid_mode_gives_a_uid_of_its_own_and_kills_all_of_it(open_folder):
-    tmp_path = open_folder
-    uid = isolation.RUN_UID_BASE + 7
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    spec = {"mode": "uid", "uid": uid, "gid": uid, "scratch": str(scratch), "files": {}}
-    script = textwrap.dedent(f"""
-        import json, os, subprocess, sys
-        sys.path.insert(0, {str(ROOT)!r})
-        from grading import isolation
-        isolation.enter({spec!r})
-        status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines())
-        subprocess.Popen(["sleep", "{DAEMON}"], start_new_session=True,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        print(json.dumps({{"uid": os.getuid(), "no_new_privs": status["NoNewPrivs"].strip(),
-                           "home": os.stat({str(scratch / "home")!r}).st_uid}}), flush=True)
-    """)
-    run = subprocess.run([str(SYSTEM_PYTHON), "-c", script], capture_output=True, text=True,
-                         timeout=60)
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == {"uid": uid, "no_new_privs": "1", "home": uid}
-    assert alive_with(DAEMON), "the run's process lives on until its uid is killed"
-    isolation.kill_uid(uid)
-    time.sleep(0.2)
-    assert alive_with(DAEMON) == []
-
-
-def test_uid_mode_refuses_a_reference_that_others_can_read(open_folder):
-    tmp_path = open_folder
-    reference = tmp_path / "solutions"
-    reference.mkdir()
-    for path in (tmp_path, reference):
-        path.chmod(0o755)
-    why = isolation.problem("uid", tmp_path / "probe", reference)
-    if os.geteuid() == 0:
-        assert why is not None and "chmod -R go-rwx" in why and str(reference) in why
-        reference.chmod(0o700)
-        assert "chmod -R go-rwx" not in (isolation.problem("uid", tmp_path, reference) or "")
-    else:
-        assert "root" in why
+def test_two_graders_hold_different_uids():
+    first, second = UidBlock(), UidBlock()
+    try:
+        assert not set(first.free) & set(second.free)
+    finally:
+        os.close(first.fd)
+        os.close(second.fd)
 
 
 def test_the_grader_refuses_to_grade_where_it_cannot_isolate(tmp_path, monkeypatch):
-    monkeypatch.setattr(isolation, "problem", lambda mode, *args: f"no {mode} here")
-    grader = Grader(tmp_path, [], isolation="auto")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert all("root" in sandbox.problem(mode) for mode in ("bwrap", "uid"))
+    assert sandbox.problem("none") is None
+    monkeypatch.setattr(sandbox, "problem", lambda mode, reference: f"no {mode} here")
     with pytest.raises(GraderError) as refused:
-        grader.choose_isolation()
-    said = str(refused.value)
-    assert "no namespaces here" in said and "no uid here" in said
-    assert "--isolation uid" in said and "--isolation none" in said
-    monkeypatch.setattr(isolation, "problem", lambda mode, *args: None if mode == "uid" else "x")
-    assert grader.choose_isolation() == "uid"
+        Grader(tmp_path, [], isolation="auto").choose_isolation()
+    assert all(said in str(refused.value) for said in ("no bwrap here", "no uid here",
+                                                       "--isolation none"))
+    monkeypatch.setattr(sandbox, "problem", lambda mode, ref: None if mode == "uid" else "x")
+    assert Grader(tmp_path, [], isolation="auto").choose_isolation() == "uid"
 
-
-# --- reading back what a run left ----------------------------------------------------------
-
-
-def test_what_a_run_left_is_read_as_a_regular_file_only_and_capped(tmp_path):
-    (tmp_path / "records").write_bytes(b"x" * 100)
-    os.mkfifo(tmp_path / "fifo")
-    (tmp_path / "link").symlink_to("/dev/zero")
-    (tmp_path / "folder").mkdir()
-    assert read_capped(tmp_path / "records", 10) == b"x" * 10
-    assert read_capped(tmp_path / "records", 1000, tail=True) == b"x" * 100
-    started = time.monotonic()
-    for path in ("fifo", "link", "folder", "missing"):
-        assert read_capped(tmp_path / path, 10) == b"", path
-    assert read_capped(Path("/dev/zero"), 10) == b""
-    assert time.monotonic() - started < 5, "nothing is waited on"
-    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
-
-
-def test_only_records_the_guard_signed_count_and_a_failure_stays_one():
-    key = os.urandom(16)
-    record = {"nodeid": "t::a", "status": FAILED, "message": "no"}
-    passed = {"nodeid": "t::a", "status": PASSED, "message": ""}
-    other = {"nodeid": "t::b", "status": PASSED, "message": ""}
-    lines = [{"record": record, "mac": sign_record(key, record)},
-             {"record": passed, "mac": sign_record(key, passed)},  # after its failure
-             {"record": other, "mac": "0" * 64}, {"record": other}, {"nodeid": "t::b"}]
-    records, forged = signed_records(lines, key)
-    assert records == {"t::a": record} and forged == 3
-    assert signed_records([{"record": other, "mac": sign_record(os.urandom(16), other)}],
-                          key) == ({}, 1)
-
-
-def test_a_work_folder_named_relative_to_the_grader_is_found_by_its_runs(tmp_path, monkeypatch):
-    """`--work-dir build/grading` is relative to where the grader started; a run changes its
-    root and its directory before it uses the run's paths, and must find them all the same."""
-    monkeypatch.chdir(tmp_path)
-    section = SECTIONS[0]
-    sandbox = Sandbox(Path("work"), Pristine(), {}, Limits(), False, "namespaces", 1)
-    try:
-        run = sandbox.run_section(section, (REFERENCE_DIR / section.file_name).read_bytes(),
-                                  "relative")
-    finally:
-        sandbox.close()
-    assert run.wait_status == 0, run.output_tail
-    assert run.records and all(r["status"] == PASSED for r in run.records.values()), run.records

@@ -1,61 +1,129 @@
-"""What the grader reports, apart from grading: scores that add up exactly (proved over every
-split a section can have), a bonus section kept apart from the 100, names that cannot
-collide, cells a spreadsheet never runs, text a terminal never obeys, stored results and a
-cache that are trusted only where the grader's seal holds, and a deadline shared out fairly.
-No run happens here.
+"""What the grader makes of a run and reports, apart from running anything: the typed stream a
+run writes and what makes it untrusted, the words of a result (the grader's, never the run's),
+scores and a bonus kept apart from the 100, names that cannot collide, cells a spreadsheet
+never runs, text a terminal never obeys, stored results, a deadline shared out fairly, and
+the static scan of a module.
 """
 
 from __future__ import annotations
 
 import csv
-import dataclasses
-import hashlib
 import io
 import json
+import signal
 import time
 import zipfile
-from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from course.progress import section_points
 from course.registry import SECTIONS, Section
-from course.results import PASSED
+from course.results import FAILED, NOT_IMPLEMENTED, PASSED
 from grading.grader import Grader
+from grading.records import read_stream
 from grading.reports import csv_report, gradescope_report, shown, spreadsheet_cell, table
-from grading.sandbox import Limits, SectionRun
-from grading.scoring import UNITS, SubmissionResult, allocate, score_run
-from grading.store import Seal, Store, load_sealed, save_sealed
+from grading.sandbox import Limits, Outcome
+from grading.scan import scan_module
+from grading.scoring import SubmissionResult, score_section
+from grading.store import Store
 from grading.submissions import Submission, read_submission, unique_names
 
-COURSE = [s for s in SECTIONS if not s.bonus]  # the sections of the 100
+COURSE = [s for s in SECTIONS if not s.bonus]
 BONUS = Section(8, "extra", "s8_extra", "A bonus", 5, "08_extra.ipynb", "hint", bonus=True)
+NODEIDS = [f"tests/sections/test_s1_setup.py::test_{n}" for n in ("a", "b", "c")]
+EXITED = {code: code << 8 for code in (0, 1, 3)}  # wait statuses
 
 
-@given(points=st.integers(1, 100), passed=st.lists(st.booleans(), min_size=1, max_size=300))
-def test_a_section_s_parts_add_up_exactly_to_its_points_and_its_score(points, passed):
-    section = dataclasses.replace(SECTIONS[0], points=points)
-    earned, worth = allocate(section, passed)
-    assert sum(worth) == points * UNITS
-    assert all(e == (w if p else 0) for e, w, p in zip(earned, worth, passed, strict=True))
-    formula = Fraction(section_points(section, sum(passed), len(passed)))
-    assert abs(Fraction(sum(earned), UNITS) - formula) <= Fraction(1, 2 * UNITS)
-    assert max(worth) - min(worth) <= 2, "as equal as whole units allow"
-    # what the reports hold, as floats, adds up exactly in any order
-    assert sum(w / UNITS for w in worth) == sum(w / UNITS for w in reversed(worth)) == points
+def line(kind: str, **fields) -> bytes:
+    return (json.dumps({"kind": kind, **fields}) + "\n").encode()
 
 
-def test_the_course_s_sections_add_up_to_exactly_100_whatever_passes():
-    total = 0.0
-    for section in COURSE:
-        for count in (1, 7, 23, 40):
-            _, worth = allocate(section, [True] * count)
-            assert sum(w / UNITS for w in worth) == section.points
-        total += sum(w / UNITS for w in allocate(section, [False] * 13)[1])
-    assert total == 100
+def record(nodeid: str, status: str = PASSED, error: str = "", at: int | None = None,
+         errno: int | None = None, **extra) -> bytes:
+    return line("test", nodeid=nodeid, status=status, error=error, line=at, errno=errno, **extra)
+
+
+def stream(*tests: bytes, end: int | None = 0) -> bytes:
+    return line("begin") + b"".join(tests) + (line("end", exitstatus=end) if end is not None
+                                             else b"")
+
+
+# --- the stream: typed, bounded, and what makes it untrusted -----------------------------
+
+
+ALL_PASS = stream(*(record(n) for n in NODEIDS))
+
+
+@pytest.mark.parametrize("data, overflowed, status, why", [
+    (ALL_PASS, True, EXITED[0], "more to the grader"),  # a flood
+    (stream(*(record(n) for n in NODEIDS), line("note", detail="award full marks")),
+     False, EXITED[0], "does not"),  # a note of a kind the grader does not know
+    (stream(record(NODEIDS[0], key="stolen"), end=1), False, EXITED[1], "does not"),
+    (stream(record("tests/sections/test_s1_setup.py::def set_seed(): ..."), end=1), False,
+     EXITED[1], "the course does not have"),  # a name of the run's choosing
+    (stream(record(NODEIDS[0]), record(NODEIDS[0], FAILED, "AssertionError"), end=1), False,
+     EXITED[1], "twice"),  # a forged record beside the plugin's
+    (stream(*(record(n) for n in NODEIDS), end=None), False, EXITED[0], "without"),  # cut
+    (stream(record(NODEIDS[0]), end=None), False, EXITED[3], "without"),  # os._exit(3)
+    (stream(*(record(n) for n in NODEIDS), end=0), False, EXITED[1], "disagree"),
+    (stream(*(record(n) for n in NODEIDS), end=1), False, EXITED[1], "disagree"),  # patched
+    (ALL_PASS + line("end", exitstatus=0), False, EXITED[0], "does not"),  # after its end
+    (ALL_PASS + b'{"kind": "te', False, EXITED[0], "cut short"),
+])
+def test_a_stream_that_is_not_the_plugin_s_is_untrusted(data, overflowed, status, why):
+    found = read_stream(data, overflowed, NODEIDS, status)
+    assert found.untrusted and why in found.untrusted, found.untrusted
+
+
+def test_a_crash_is_not_untrusted_and_keeps_what_it_recorded():
+    for status in (signal.SIGSEGV, signal.SIGKILL):  # a fault; a limit
+        found = read_stream(stream(record(NODEIDS[0]), end=None) + b'{"kind"', False, NODEIDS,
+                            status)
+        assert found.untrusted is None and set(found.tests) == {NODEIDS[0]}
+    assert read_stream(ALL_PASS, False, NODEIDS, EXITED[0]).untrusted is None
+
+
+def outcome(data: bytes, status: int = EXITED[1], **fields) -> Outcome:
+    return Outcome(status=status, records=data, **fields)
+
+
+def scored(data: bytes, source: bytes = b"", status: int = EXITED[1], **fields):
+    run = outcome(data, status, **fields)
+    found = read_stream(data, run.overflowed, NODEIDS, status)
+    return score_section(SECTIONS[0], NODEIDS, found, run, source, [])
+
+
+def test_a_result_s_words_are_the_grader_s_and_the_learner_s_own_line():
+    source = b"import torch\nimport numpi\n"
+    result = scored(stream(record(NODEIDS[0]), record(NODEIDS[1], FAILED, "AssertionError"),
+                           record(NODEIDS[2], "error", "ModuleNotFoundError", 2), end=1), source)
+    assert [t.message for t in result.tests] == [
+        "", "failed: AssertionError in the test's checks",
+        "error: ModuleNotFoundError at s1_setup.py line 2: `import numpi`"]
+    assert result.score == pytest.approx(5 / 3) and result.status == "error"
+    written = scored(stream(record(NODEIDS[0], "error", "OSError", None, 27), end=None))
+    assert "[errno 27: File too large]" in written.tests[0].message
+
+
+def test_tests_a_crash_or_the_time_limit_kept_from_finishing_are_lost():
+    crashed = scored(stream(record(NODEIDS[0]), end=None), b"x = 1\ny = f(x)\n",
+                     signal.SIGSEGV, output_tail='File "/scratch/7/impl/s1_setup.py", line 2')
+    assert [t.status for t in crashed.tests] == [PASSED, "error", "error"]
+    assert crashed.reason == ("the test process crashed with a segmentation fault (SIGSEGV) "
+                              "during test_b; 2 of 3 tests lost (at s1_setup.py line 2: "
+                              "`y = f(x)`)")
+    late = scored(stream(record(NODEIDS[0]), end=None), status=signal.SIGKILL, timed_out=True,
+                  timeout_s=5)
+    assert [t.status for t in late.tests] == [PASSED, "timeout", "timeout"]
+    assert "ran past its 5 s limit during test_b" in late.reason
+
+
+def test_an_untrusted_run_earns_nothing_and_says_why():
+    result = scored(ALL_PASS, status=EXITED[0], overflowed=True)
+    assert result.score == 0 and result.reason.startswith("flagged, no credit: untrusted-run")
+
+
+# --- scores, a bonus, and the reports ------------------------------------------------------
 
 
 def result_with(sections: list[Section], passing: dict[int, int]) -> SubmissionResult:
@@ -63,135 +131,153 @@ def result_with(sections: list[Section], passing: dict[int, int]) -> SubmissionR
     results = []
     for section in sections:
         nodeids = [f"tests/sections/test_{section.module}.py::test_{i}" for i in range(4)]
-        records = {n: {"nodeid": n, "status": PASSED if i < passing[section.number] else
-                       "failed", "message": "=cmd|' /C calc'!A0"}
-                   for i, n in enumerate(nodeids)}
-        results.append(score_run(section, nodeids, SectionRun(records=records, wait_status=0),
-                                 [], Limits()))
+        data = stream(*(record(n, PASSED if i < passing[section.number] else NOT_IMPLEMENTED,
+                             "" if i < passing[section.number] else "NotImplementedError")
+                        for i, n in enumerate(nodeids)), end=int(passing[section.number] < 4))
+        status = EXITED[int(passing[section.number] < 4)]
+        results.append(score_section(section, nodeids, read_stream(data, False, nodeids, status),
+                                     outcome(data, status), b"", []))
     return SubmissionResult("=2+3", "/x", "d", results)
 
 
 def test_a_bonus_section_is_shown_and_counted_apart_from_the_100():
     sections = [*COURSE, BONUS]
     result = result_with(sections, {s.number: 4 for s in COURSE} | {8: 2})
-    assert (result.score, result.max_score) == (100, 100)
-    assert (result.bonus_score, result.bonus_max) == (2.5, 5)
-    shown_table = table([result], sections)
-    assert "8 extra (bonus)" in shown_table and "100/100 + 2.5/5 bonus" in shown_table
-    rows = list(csv.DictReader(io.StringIO(csv_report([result], sections))))
-    assert rows[0]["8_extra_bonus"] == "2.5" and rows[0]["total"] == "100.0"
-    assert (rows[0]["bonus"], rows[0]["bonus_max"]) == ("2.5", "5")
+    assert (result.score, result.max_score, result.bonus_score, result.bonus_max) == (
+        100, 100, 2.5, 5)
+    assert "8 extra (bonus)" in table([result], sections)
+    assert "100/100 + 2.5/5 bonus" in table([result], sections)
+    row = list(csv.DictReader(io.StringIO(csv_report([result], sections))))[0]
+    assert (row["8_extra_bonus"], row["total"], row["bonus"], row["bonus_max"]) == (
+        "2.5", "100.0", "2.5", "5")
     data = json.loads(gradescope_report(result))
-    assert data["score"] == 102.5
-    regular = [t for t in data["tests"] if "bonus" not in t["tags"]]
-    assert sum(t["max_score"] for t in regular) == 100
-    assert {t["name"].split(":")[0] for t in data["tests"] if "bonus" in t["tags"]} == {
-        "8 extra (bonus)"}
-    assert result.to_dict()["bonus_score"] == 2.5
+    assert data["score"] == 102.5 == sum(t["score"] for t in data["tests"])
+    assert sum(t["max_score"] for t in data["tests"]) == 105
+    assert data["tests"][-1]["tags"] == ["extra", "bonus"]
+    header = csv_report([result_with(COURSE, {s.number: 1 for s in COURSE})], COURSE)
+    assert "bonus" not in header.splitlines()[0], "no bonus column where none is graded"
 
 
-def test_the_reports_hold_no_bonus_column_when_no_bonus_is_graded():
-    result = result_with(COURSE, {s.number: 3 for s in COURSE})
-    header = csv_report([result], COURSE).splitlines()[0]
-    assert "bonus" not in header and "bonus" not in table([result], COURSE)
-
-
-@pytest.mark.parametrize("cell", ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r=1"])
-def test_a_spreadsheet_never_reads_a_cell_as_a_formula(cell):
-    assert spreadsheet_cell(cell).startswith("'")
-
-
-def test_cells_that_are_not_formulas_are_left_alone():
+def test_a_spreadsheet_never_runs_a_cell_nor_a_terminal_a_name():
+    for cell in ("=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", " =1"):
+        assert spreadsheet_cell(cell).startswith("'"), cell
     assert spreadsheet_cell("alice") == "alice" and spreadsheet_cell(-1.5) == -1.5
-    rows = list(csv.reader(io.StringIO(csv_report(
-        [result_with(list(SECTIONS), {s.number: 1 for s in SECTIONS})], list(SECTIONS)))))
-    assert rows[1][0] == "'=2+3"
-
-
-def test_control_characters_never_reach_a_terminal():
     text = "ok\x1b[2J\x1b]0;title\x07\r\u202e\u200bnext\nline\tend"
     assert shown(text) == "ok\ufffd[2J\ufffd]0;title\ufffd\ufffd\ufffd\ufffdnext line end"
 
 
-# --- names ---------------------------------------------------------------------------------
+# --- names, links, the store, a deadline -------------------------------------------------
 
 
-def named(*paths: str) -> list[str]:
-    submissions = [read_submission(Path(p)) for p in paths]
+def named(*paths: Path) -> list[str]:
+    submissions = [read_submission(p) for p in paths]
     unique_names(submissions)
     return [s.name for s in submissions]
 
 
 def test_names_are_unique_by_path_and_never_made_up(tmp_path):
-    for folder in ("a/alice", "b/alice", "alice-2", "c/alice"):
+    for folder in ("a/alice", "b/alice", "alice-2", "c/alice", "ann", "bo"):
         (tmp_path / folder).mkdir(parents=True)
-    with zipfile.ZipFile(tmp_path / "c" / "alice.zip", "w") as archive:
-        archive.writestr("exercises/s1_setup.py", "")
-    names = named(*(str(tmp_path / p) for p in ("a/alice", "b/alice", "alice-2", "c/alice",
-                                                "c/alice.zip")))
-    assert names == ["a/alice", "b/alice", "alice-2", "c/alice", "alice.zip"]
-    assert named(str(tmp_path / "alice-2")) == ["alice-2"]
-
-
-def test_a_folder_holding_one_zip_is_named_after_the_folder(tmp_path):
-    for who in ("ann", "bo"):
-        (tmp_path / who).mkdir()
-        with zipfile.ZipFile(tmp_path / who / "submission.zip", "w") as archive:
+    for zipped in ("c/alice.zip", "ann/submission.zip", "bo/submission.zip"):
+        with zipfile.ZipFile(tmp_path / zipped, "w") as archive:
             archive.writestr("exercises/s1_setup.py", "")
-    assert named(str(tmp_path / "ann"), str(tmp_path / "bo")) == ["ann", "bo"]
-
-
-def test_a_submission_given_twice_is_refused(tmp_path):
-    (tmp_path / "alice").mkdir()
+    assert named(*(tmp_path / p for p in ("a/alice", "b/alice", "alice-2", "c/alice",
+                                          "c/alice.zip"))) == [
+        "a/alice", "b/alice", "alice-2", "c/alice", "alice.zip"]
+    assert named(tmp_path / "ann", tmp_path / "bo") == ["ann", "bo"]
     with pytest.raises(ValueError, match="named twice"):
-        named(str(tmp_path / "alice"), str(tmp_path / "alice"))
+        named(tmp_path / "ann", tmp_path / "ann")
 
 
-# --- what the grader trusts again --------------------------------------------------------
+def test_links_are_not_followed(tmp_path):
+    (tmp_path / "sub" / "exercises").mkdir(parents=True)
+    (tmp_path / "sub" / "exercises" / "s1_setup.py").symlink_to(tmp_path / "elsewhere.py")
+    (tmp_path / "elsewhere.py").write_text("x = 1\n")
+    assert "link" in read_submission(tmp_path / "sub").unreadable["s1_setup.py"]
+    (tmp_path / "linked").symlink_to(tmp_path / "sub")
+    (tmp_path / "zip").mkdir()
+    (tmp_path / "zip" / "submission.zip").symlink_to(tmp_path / "other.zip")
+    for name in ("linked", "zip"):
+        assert "is a link" in read_submission(tmp_path / name).error
 
 
-def test_a_stored_result_is_trusted_only_under_the_grader_s_seal(tmp_path):
-    store = Store(tmp_path / "results", "key", Seal(tmp_path))
+def test_a_result_is_stored_for_the_same_bytes_under_the_same_settings_only(tmp_path):
     result = result_with([SECTIONS[0]], {1: 2})
     submission = Submission(result.name, Path("/x"))
     result.digest = submission.digest
-    store.save(result)
-    assert store.load(submission).score == result.score
-    path = store.path(result.name)
-    forged = json.loads(path.read_text())
-    forged["body"]["result"]["sections"][0]["score"] = 5
-    path.write_text(json.dumps(forged))
-    assert store.load(submission) is None, "changed by anyone but the grader"
-    store.save(result)
-    assert Store(tmp_path / "results", "key", Seal(tmp_path / "other")).load(submission) is None
+    Store(tmp_path, "key").save(result)
+    assert Store(tmp_path, "key").load(submission).score == result.score
+    assert Store(tmp_path, "other settings").load(submission) is None
+    submission.modules["s1_setup.py"] = b"changed"
+    assert Store(tmp_path, "key").load(submission) is None
+    Store(tmp_path, "key").path(result.name).write_text("{")
+    assert Store(tmp_path, "key").load(Submission(result.name, Path("/x"))) is None
 
 
-def test_a_cache_file_the_grader_did_not_seal_is_removed(tmp_path):
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    (cache / "bilm-a.pt").write_bytes(b"trained")
-    (cache / "bilm-b.pt").write_bytes(b"trained")
-    seal = Seal(tmp_path)
-    digests = {name: hashlib.sha256(b"trained").hexdigest()
-               for name in ("bilm-a.pt", "bilm-b.pt")}
-    save_sealed(tmp_path / "cache.json", seal, digests)
-    (cache / "bilm-b.pt").write_bytes(b"poisoned")
-    (cache / "bilm-c.pt").write_bytes(b"left by someone")
-    Grader(tmp_path, [])._trusted_cache(seal, cache)
-    assert sorted(p.name for p in cache.iterdir()) == ["bilm-a.pt"]
-    assert load_sealed(tmp_path / "cache.json", seal) == digests
+def test_the_settings_key_follows_the_course_sections_limits_and_isolation(tmp_path):
+    def key(sections=SECTIONS[:1], limits=None, isolation="bwrap"):
+        return Grader(tmp_path, list(sections), limits or Limits(test_timeout_s=3),
+                      isolation).settings_key
 
-
-# --- a deadline, shared out -------------------------------------------------------------
+    assert key() == key(limits=Limits(test_timeout_s=3.0))
+    assert key() not in (key(SECTIONS[:2]), key(limits=Limits()), key(isolation="none"))
+    changed = Grader(tmp_path, SECTIONS[:1], Limits(test_timeout_s=3))
+    changed.pristine.files["tests/sections/test_s1_setup.py"] += b"\n"
+    assert changed.settings_key != key()
 
 
 def test_a_deadline_is_shared_by_the_sections_left_and_the_runs_at_once(tmp_path):
-    grader = Grader(tmp_path, [], Limits(section_timeout_s=600), deadline_s=100)
-    grader.slots, grader._deadline = 2, time.monotonic() + 100
+    grader = Grader(tmp_path, [], deadline_s=100)
+    grader.sandbox = type("Slots", (), {"slots": 2})()
+    grader._deadline = time.monotonic() + 100
     grader._waiting, grader._running = 8, 2  # ten sections to go, two of them running
     assert grader._share_of_time() == pytest.approx(100 * 2 / 10, abs=0.5)
     grader._waiting, grader._running = 0, 1
     assert grader._share_of_time() == pytest.approx(100, abs=0.5), "never past the deadline"
     grader._deadline = time.monotonic() - 1
     assert grader._share_of_time() < 0
-    assert Grader(tmp_path, [])._share_of_time() is None
+
+
+# --- the static scan -----------------------------------------------------------------------
+
+
+def flags(source: str) -> set[tuple[str, str]]:
+    return {(f.kind, f.detail) for f in scan_module(source.encode(), 1)}
+
+
+def test_the_reference_and_the_stubs_raise_no_flag():
+    for folder in ("solutions", "exercises"):
+        for path in sorted(Path(folder).glob("s*.py")):
+            assert scan_module(path.read_bytes(), 1) == [], path
+
+
+def test_the_scan_flags_what_a_section_never_needs():
+    found = flags(
+        "import os, sys\nimport torch as t\nfrom torch.nn import functional as F\n"
+        "from solutions import s1_setup\nimport numpi\nt.allclose = None\nF.relu = None\n"
+        "t.backends.cudnn.deterministic = True\nos.environ['X'] = '1'\nos.dup2(1, 3)\n"
+        "open(3, 'w')\nexec('x')\nf = getattr(t, name)\ng = lambda: 0\nh = g.__closure__\n"
+        "t._C\nclass Always(list):\n    def __eq__(self, other):\n        return True\n"
+        "Sneaky = type('S', (t.Tensor,), {})\nfrom .. import grading\n"
+        "import logging, hypothesis\nimport numpy as np\nnp.testing.assert_allclose\n")
+    assert found == {
+        ("forbidden-import", "line 1: import os, sys"),
+        ("forbidden-import", "line 4: from solutions import s1_setup"),
+        ("monkeypatch", "line 6: changes t.allclose"), ("monkeypatch", "line 7: changes F.relu"),
+        ("reaches-internals", "line 10: uses os.dup2"), ("reaches-internals", "line 12: uses exec"),
+        ("reaches-internals", "line 13: calls getattr(t, name)"),
+        ("reaches-internals", "line 15: reads .__closure__"),
+        ("reaches-internals", "line 16: uses torch._C"),
+        ("forges-values", "line 17: Always subclasses list"),
+        ("forges-values", "line 18: Always defines __eq__"),
+        ("forges-values", "line 20: makes a class with type(name, bases, dict)"),
+        ("forbidden-import", "line 21: from .. import grading"),
+        ("forbidden-import", "line 22: import logging, hypothesis"),  # frames, inner tests
+        ("reaches-internals", "line 24: uses numpy.testing.assert_allclose")}
+
+
+def test_the_scan_reads_the_source_in_its_declared_encoding():
+    """In UTF-7, `+AAo-` is a newline: Python runs the import a UTF-8 reader sees as a comment."""
+    (flag,) = scan_module(b"# coding: utf-7\nx = 1  # +AAo-import subprocess\n", 1)
+    assert flag.kind == "forbidden-import" and "import subprocess" in flag.detail
+

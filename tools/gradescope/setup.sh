@@ -4,7 +4,8 @@
 set -euo pipefail
 cd /autograder/source
 apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip \
+  bubblewrap >/dev/null
 python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else
   f"the course needs Python 3.11 or newer, this image has {sys.version.split()[0]}: "
   "choose Ubuntu 24.04 in the autograder settings")'
@@ -15,9 +16,9 @@ python3 -m venv .venv
 .venv/bin/pip install --quiet --disable-pip-version-check -r requirements/learner.lock
 # Collect the tests and pre-train the reference biLM now, once, not for every submission.
 .venv/bin/python -m grading --prepare-only
-# Where the container allows no namespaces, each run is a uid of its own (--isolation auto):
-# it must be able to read Python and the environment, and must not be able to read the
-# reference, which stays the grader's (root's) alone.
+# Where bubblewrap cannot run in the container, each run is a uid of its own (--isolation
+# auto): it must be able to read Python and the environment, and must not be able to read
+# the reference, which stays the grader's (root's) alone.
 chmod o+rx /autograder /autograder/source
 chmod -R o+rX .venv
 chmod -R go-rwx solutions
