@@ -1,40 +1,47 @@
-"""The demo's measured results: their schema, their readings against the targets, and the
-tables of the README and docs/analysis.md, generated from them so that they always agree.
+"""The demo's measured results: their schema, and the tables of the README and
+docs/analysis.md generated from them, so that they always agree.
 
-    python -m tools.results check            # exit 1 if a committed table differs from
-                                             # what docs/results.json gives, or it is invalid
+    python -m tools.results check            # exit 1 if a committed table (or the reference's
+                                             # summary the handout ships) differs from what
+                                             # docs/results.json gives, or it is invalid
     python -m tools.results write [RESULTS]  # copy RESULTS (default build/demo/results.json,
                                              # what `make demo` writes) to docs/results.json
                                              # and regenerate every table from it
 
 A table lives in its Markdown file between `<!-- table: NAME -->` and `<!-- /table -->`;
-`write` replaces what is between, `check` compares it. The results (`tools.demo` writes
-them) hold, beside what the run was (`run`: command, machine, versions, commit, threads)
-and `seeds`:
+`write` replaces what is between, `check` compares it. `write` also writes
+`course/reference_targets.py`, what `make replicate` shows of the reference beside a
+learner's biLMs: each target's reading, numbers only.
 
-    context      {seed, split, word, layer, same, different, baseline}: the mean cosine of
-                 the word's same-sense and different-sense pairs (word "all": every pair),
-                 and the split's anisotropy baseline; split "train" or "heldout"
-    probes       {seed, task, layer, accuracy, weights, chance, n}: task "word_class" or
-                 "word_sense"; layer "mix" (the learned weights, a list) or 0, 1, 2 (a
-                 single-layer probe, weights null)
-    nearest      {seed, split, word, layer, accuracy, chance, n}: 1-nearest-neighbour sense
-                 accuracy
-    pretraining  {seed, train, heldout, seconds, cpu_seconds}: the losses after the last
-                 epoch and the training time, wall clock and CPU; `floors` holds the
+The results (`course.experiments.run` measures them, `tools.demo` writes them) hold, beside
+what the run was (`run`: command, machine, versions, commit, threads) and `seeds`, the
+records of the word biLM; "trained" says whether a record is of the pre-trained biLM of its
+seed or of the untrained one it started from (the same shape and initial weights):
+
+    context      {seed, trained, split, word, layer, same, different, baseline}: the mean
+                 cosine of the word's same-sense and different-sense pairs (word "all": every
+                 pair), and the split's anisotropy baseline; split "train" or "heldout"
+    probes       {seed, trained, task, layer, accuracy, weights, gamma, chance, n}: task
+                 "word_class" or "word_sense"; layer "mix" (the learned weights, a list, and
+                 gamma) or 0, 1, 2 (a single-layer probe, weights and gamma null)
+    nearest      {seed, trained, split, word, layer, accuracy, chance, n}: 1-nearest-
+                 neighbour sense accuracy
+    pretraining  {seed, train, heldout, seconds, cpu_seconds}: the trained biLM's losses after
+                 the last epoch and its training time, wall clock and CPU; `floors` holds the
                  corpus's entropy floors
     char         the same four kinds of record for section 8's character biLM
-    neighbours   {seed, model, query, relative, rank, candidates}: where the relative of a
-                 word the corpus lacks ranks among the query's nearest words (1 = the
-                 nearest) of `candidates`; model "word" (the query is <unk>), "untrained"
-                 (a character biLM before training) or "char"
+    neighbours   {seed, model, trained, query, relative, rank, candidates}: where the
+                 relative of a word the corpus lacks ranks among the query's nearest words
+                 (1 = the nearest) of `candidates`; model "word" (the query is <unk>) or
+                 "char"
+
+The readings of the records (`gap`, `weights`, ...) and the targets are `course.targets`'.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import shutil
 import sys
@@ -43,29 +50,36 @@ from pathlib import Path
 
 import numpy as np
 
+from course import real_results, targets
 from course.registry import BUILD_DIR, ROOT, shown
+from course.targets import (
+    CONTEXT_LAYERS,
+    LAYERS,
+    MIN_GAP,
+    MODEL_NAMES,
+    MODELS,
+    SPLIT_NAMES,
+    SPLITS,
+    TASK_NAMES,
+    TASKS,
+    spread,
+    view,
+)
 
 COMMITTED = ROOT / "docs" / "results.json"
 DEMO_RESULTS = BUILD_DIR / "demo" / "results.json"
 TABLE_FILES = (ROOT / "README.md", ROOT / "docs" / "analysis.md")
+REFERENCE_SUMMARY = ROOT / "course" / "reference_targets.py"
 RECORDS = {
-    "context": ("seed", "split", "word", "layer", "same", "different", "baseline"),
-    "probes": ("seed", "task", "layer", "accuracy", "weights", "chance", "n"),
-    "nearest": ("seed", "split", "word", "layer", "accuracy", "chance", "n"),
+    "context": ("seed", "trained", "split", "word", "layer", "same", "different", "baseline"),
+    "probes": ("seed", "trained", "task", "layer", "accuracy", "weights", "gamma", "chance",
+               "n"),
+    "nearest": ("seed", "trained", "split", "word", "layer", "accuracy", "chance", "n"),
     "pretraining": ("seed", "train", "heldout", "seconds", "cpu_seconds"),
 }
-NEIGHBOURS = ("seed", "model", "query", "relative", "rank", "candidates")
+NEIGHBOURS = ("seed", "model", "trained", "query", "relative", "rank", "candidates")
 TOP_LEVEL = ("run", "seeds", "floors", *RECORDS, "char", "neighbours")
-MODELS = ("word", "untrained", "char")
-MODEL_NAMES = {"word": "word biLM", "untrained": "untrained character biLM",
-               "char": "character biLM"}
-SPLITS = ("train", "heldout")
-TASKS = ("word_class", "word_sense")
-LAYERS = (0, 1, 2)
-CONTEXT_LAYERS = (1, 2)  # the layers that read the context; layer 0 is the token alone
-MIN_GAP = 0.1  # the same-minus-different gap that counts as telling the senses apart
-SPLIT_NAMES = {"train": "training", "heldout": "held-out"}
-TASK_NAMES = {"word_class": "word class", "word_sense": "word sense"}
+STATES = {True: "trained", False: "untrained"}
 TABLE = re.compile(r"(<!-- table: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /table -->)",
                    re.DOTALL)
 
@@ -99,6 +113,8 @@ def _fields_problems(records: list[dict], fields: tuple[str, ...], seeds: list[i
             problems.append(f"{kind}[{n}] has keys {sorted(record)}, expected {sorted(fields)}")
         elif record["seed"] not in seeds:
             problems.append(f"{kind}[{n}]: seed {record['seed']} is not one of {seeds}")
+        elif "trained" in fields and not isinstance(record["trained"], bool):
+            problems.append(f"{kind}[{n}]: trained must be true or false: {record}")
     return problems
 
 
@@ -107,6 +123,8 @@ def _record_problems(results: dict, seeds: list[int], prefix: str) -> list[str]:
     problems = []
     for kind, fields in RECORDS.items():
         problems += _fields_problems(results[kind], fields, seeds, prefix + kind)
+    if problems:
+        return problems
     for record in results["context"] + results["nearest"]:
         if record.get("split") not in SPLITS or record.get("layer") not in LAYERS:
             problems.append(f"split or layer not one of {SPLITS}, {LAYERS}: {record}")
@@ -114,8 +132,16 @@ def _record_problems(results: dict, seeds: list[int], prefix: str) -> list[str]:
         mixed = record.get("layer") == "mix"
         if record.get("task") not in TASKS or not (mixed or record.get("layer") in LAYERS):
             problems.append(f"task or layer not one of {TASKS}, mix or {LAYERS}: {record}")
-        elif mixed != isinstance(record.get("weights"), list):
-            problems.append(f"weights are a list for the mix and null otherwise: {record}")
+        elif mixed != isinstance(record.get("weights"), list) or mixed != isinstance(
+                record.get("gamma"), float):
+            problems.append(f"weights and gamma are a list and a number for the mix and null "
+                            f"otherwise: {record}")
+    for kind in ("context", "nearest", "probes"):
+        for seed in {r["seed"] for r in results[kind]}:
+            states = {r["trained"] for r in results[kind] if r["seed"] == seed}
+            if states != {True, False}:
+                problems.append(f"{prefix}{kind}: seed {seed} lacks the trained or the "
+                                "untrained biLM's records")
     return problems
 
 
@@ -132,123 +158,7 @@ def load(path: Path = COMMITTED) -> dict:
     return results
 
 
-# --- readings: one number per seed, and what held on how many ------------------------------
-
-
-def _per_seed(records: list[dict], value: Callable[[dict], float], **match) -> np.ndarray:
-    """`value` of the record matching `match`, for every seed in order."""
-    chosen = sorted((r for r in records if all(r[k] == v for k, v in match.items())),
-                    key=lambda r: r["seed"])
-    return np.array([value(r) for r in chosen], dtype=float)
-
-
-def gap(results: dict, split: str, word: str, layer: int) -> np.ndarray:
-    """(seeds,) same-sense minus different-sense cosine."""
-    return _per_seed(results["context"], lambda r: r["same"] - r["different"], split=split,
-                     word=word, layer=layer)
-
-
-def words(results: dict) -> list[str]:
-    """The target words, without "all"."""
-    return list(dict.fromkeys(r["word"] for r in results["context"] if r["word"] != "all"))
-
-
-def weights(results: dict, task: str) -> np.ndarray:
-    """(seeds, layers) the learned softmax weights."""
-    chosen = sorted((r for r in results["probes"] if r["task"] == task and r["layer"] == "mix"),
-                    key=lambda r: r["seed"])
-    return np.array([r["weights"] for r in chosen])
-
-
-def probes(results: dict, task: str) -> np.ndarray:
-    """(seeds, layers) the single-layer probes' accuracy."""
-    return np.stack([_per_seed(results["probes"], lambda r: r["accuracy"], task=task,
-                               layer=layer) for layer in LAYERS], axis=1)
-
-
-def char_view(results: dict) -> dict:
-    """`results` as the readings above see them, with the character biLM's records in place
-    of the word biLM's."""
-    return {**results, **results["char"]}
-
-
-def baseline(results: dict, split: str, layer: int) -> np.ndarray:
-    """(seeds,) the cosine of two tokens of different words (the anisotropy baseline)."""
-    return _per_seed(results["context"], lambda r: r["baseline"], split=split, word="all",
-                     layer=layer)
-
-
-def queries(results: dict) -> list[tuple[str, str]]:
-    """(word the corpus lacks, its relative), in order."""
-    return list(dict.fromkeys((r["query"], r["relative"]) for r in results["neighbours"]))
-
-
-def ranks(results: dict, model: str, query: str) -> np.ndarray:
-    """(seeds,) the rank of the query's relative among its nearest words."""
-    return _per_seed(results["neighbours"], lambda r: r["rank"], model=model, query=query)
-
-
-def mean_ranks(results: dict, model: str) -> np.ndarray:
-    """(seeds,) the relatives' rank, averaged over the queries."""
-    return np.mean([ranks(results, model, query) for query, _ in queries(results)], axis=0)
-
-
-def firsts(results: dict, model: str) -> np.ndarray:
-    """(seeds,) how many queries have their relative as their nearest word."""
-    return np.sum([ranks(results, model, query) == 1 for query, _ in queries(results)], axis=0)
-
-
-def chance_rank(results: dict) -> float:
-    """The relative's mean rank for a ranking that knows nothing: (candidates + 1) / 2."""
-    return (results["neighbours"][0]["candidates"] + 1) / 2
-
-
-def targets(results: dict) -> list[tuple[str, np.ndarray, int]]:
-    """(target, whether it held on each seed, on how many seeds it must) for every target:
-    the context gaps on 9 seeds in 10, the layer preferences of section 7 on 8 in 10; for the
-    character biLM, its context gaps and the relatives of unseen words on 9 in 10, its
-    layer-0 probe on 8 in 10."""
-    n = len(results["seeds"])
-    nine, eight = math.ceil(0.9 * n - 1e-9), math.ceil(0.8 * n - 1e-9)
-    found = []
-    for split in SPLITS:
-        for layer in CONTEXT_LAYERS:
-            for word in words(results):
-                found.append((f"{SPLIT_NAMES[split]}: '{word}' gap >= {MIN_GAP} at layer "
-                              f"{layer}", gap(results, split, word, layer) >= MIN_GAP, nine))
-        found.append((f"{SPLIT_NAMES[split]}: pooled gap larger at layer 2 than at layer 1",
-                      gap(results, split, "all", 2) > gap(results, split, "all", 1), nine))
-    lower = "a lower layer (0 or 1)"
-    class_weights, sense_weights = weights(results, "word_class"), weights(results, "word_sense")
-    class_probes, sense_probes = probes(results, "word_class"), probes(results, "word_sense")
-    found += [
-        (f"word class: learned weights prefer {lower}", class_weights.argmax(1) < 2, eight),
-        (f"word class: single-layer probes prefer {lower}",
-         class_probes[:, :2].max(1) > class_probes[:, 2], eight),
-        ("word sense: learned weights prefer layer 2", sense_weights.argmax(1) == 2, eight),
-        ("word sense: single-layer probes prefer layer 2",
-         sense_probes[:, 2] > sense_probes[:, :2].max(1), eight),
-    ]
-    char = char_view(results)
-    found += [(f"character biLM, held-out: pooled gap >= {MIN_GAP} at layer {layer}",
-               gap(char, "heldout", "all", layer) >= MIN_GAP, nine) for layer in CONTEXT_LAYERS]
-    found += [
-        ("character biLM: its layer-0 word-class probe beats the word biLM's",
-         probes(char, "word_class")[:, 0] > class_probes[:, 0], eight),
-        ("words the corpus lacks: the character biLM ranks their relatives nearer than the "
-         "word biLM", mean_ranks(results, "char") < mean_ranks(results, "word"), nine),
-    ]
-    return found
-
-
 # --- the tables ------------------------------------------------------------------------------
-
-
-def spread(values, decimals: int = 3) -> str:
-    """'mean ± sd' (sd with ddof 1; 0 for one value), three decimals unless told."""
-    values = np.asarray(values, dtype=float)
-    sd = values.std(ddof=1) if len(values) > 1 else 0.0
-    return f"{values.mean():.{decimals}f} ± {sd:.{decimals}f}"
 
 
 def _rows(header: list[str], rows: list[list[str]]) -> str:
@@ -259,6 +169,11 @@ def _rows(header: list[str], rows: list[list[str]]) -> str:
 def _seeds(results: dict) -> str:
     seeds = results["seeds"]
     return f"seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else f"seed {seeds[0]}"
+
+
+def _both(results: dict, model: str = "word") -> dict[bool, dict]:
+    """{True: the trained biLM's records, False: the untrained one's}."""
+    return {trained: view(results, model, trained) for trained in STATES}
 
 
 def table_run(results: dict) -> str:
@@ -285,129 +200,163 @@ def table_pretraining(results: dict) -> str:
 
 
 def table_context(results: dict) -> str:
+    """Pooled same-sense and different-sense cosines, their gap and the baseline, per split
+    and layer, for the trained biLM and the untrained one."""
     rows = []
+    both = _both(results)
     for split in SPLITS:
         for layer in LAYERS:
-            def column(key, layer=layer, split=split):
-                return _per_seed(results["context"], lambda r: r[key], split=split,
-                                 word="all", layer=layer)
-            same, different, baseline = column("same"), column("different"), column("baseline")
-            rows.append([SPLIT_NAMES[split], str(layer), spread(same), spread(different),
-                         spread(same - different), spread(baseline), spread(same - baseline),
-                         spread(different - baseline)])
-    return _rows(["sentences", "layer", "same sense", "different sense", "gap",
-                  "two different words", "same, adjusted", "different, adjusted"], rows)
+            cells = [SPLIT_NAMES[split], str(layer)]
+            for trained in STATES:
+                def column(key, records=both[trained]["context"], layer=layer, split=split):
+                    return targets._per_seed(records, lambda r: r[key], split=split,
+                                             word="all", layer=layer)
+                same, different = column("same"), column("different")
+                cells += [spread(same), spread(different), spread(same - different),
+                          spread(column("baseline"))]
+            rows.append(cells)
+    header = ["sentences", "layer"]
+    for state in STATES.values():
+        header += [f"{state}: same sense", f"{state}: different sense", f"{state}: gap",
+                   f"{state}: two different words"]
+    return _rows(header, rows)
 
 
 def table_gaps(results: dict) -> str:
+    """Each word's gap at layers 1 and 2, trained and untrained, and on how many seeds the
+    trained one's exceeds the untrained one's by at least MIN_GAP."""
     rows = []
+    both = _both(results)
     for split in SPLITS:
-        for word in [*words(results), "all"]:
+        for word in [*targets.words(both[True]), "all"]:
             cells = [SPLIT_NAMES[split], word]
             for layer in CONTEXT_LAYERS:
-                values = gap(results, split, word, layer)
-                cells += [spread(values), f"{values.min():.3f}",
-                          f"{int((values >= MIN_GAP).sum())}/{len(values)}"]
+                trained, untrained = (targets.gap(both[t], split, word, layer) for t in STATES)
+                cells += [spread(trained), spread(untrained),
+                          f"{int((trained - untrained >= MIN_GAP - 1e-9).sum())}/{len(trained)}"]
             rows.append(cells)
-    return _rows(["sentences", "word", "gap, layer 1", "lowest", f">= {MIN_GAP}",
-                  "gap, layer 2", "lowest", f">= {MIN_GAP}"], rows)
+    header = ["sentences", "word"]
+    for layer in CONTEXT_LAYERS:
+        header += [f"gap, layer {layer}", "untrained", f"by >= {MIN_GAP}"]
+    return _rows(header, rows)
 
 
 def table_targets(results: dict) -> str:
-    rows = [[name, f"{int(held.sum())}/{len(held)}", f"{wanted}/{len(held)}",
-             "met" if held.sum() >= wanted else "**missed**"]
-            for name, held, wanted in targets(results)]
-    return _rows(["target", "held on", "needed", ""], rows)
+    return targets.markdown_table(results)
 
 
 def table_probes(results: dict) -> str:
+    """Per task, the learned weights (with the mix's accuracy and gamma) and the single-layer
+    probes, of the trained biLM and of the untrained one."""
     rows = []
+    both = _both(results)
     for task in TASKS:
-        mix = weights(results, task)
-        single = probes(results, task)
-        accuracy = _per_seed(results["probes"], lambda r: r["accuracy"], task=task, layer="mix")
-        chance, n = (next(r[k] for r in results["probes"] if r["task"] == task)
-                     for k in ("chance", "n"))
-        rows.append([TASK_NAMES[task], "learned weight s_j",
-                     *(spread(mix[:, k]) for k in LAYERS), spread(accuracy), f"{chance:.3f}",
-                     str(n)])
-        rows.append([TASK_NAMES[task], "probe on the layer alone",
-                     *(spread(single[:, k]) for k in LAYERS), "", f"{chance:.3f}", str(n)])
-    return _rows(["task", "", "layer 0", "layer 1", "layer 2", "accuracy of the mix", "chance",
-                  "n"], rows)
+        chance = f"{targets.chance(both[True], task):.3f}"
+        n = str(next(r["n"] for r in both[True]["probes"] if r["task"] == task))
+        for trained, state in STATES.items():
+            mix = targets.weights(both[trained], task)
+            rows.append([TASK_NAMES[task], state, "learned weight s_j",
+                         *(spread(mix[:, k]) for k in LAYERS),
+                         spread(targets.mix_accuracy(both[trained], task)),
+                         spread(targets.gamma(both[trained], task)), chance, n])
+        for trained, state in STATES.items():
+            single = targets.probes(both[trained], task)
+            rows.append([TASK_NAMES[task], state, "probe on the layer alone",
+                         *(spread(single[:, k]) for k in LAYERS), "", "", chance, n])
+    return _rows(["task", "biLM", "", "layer 0", "layer 1", "layer 2", "accuracy of the mix",
+                  "gamma", "chance", "n"], rows)
 
 
 def table_probes_by_seed(results: dict) -> str:
     rows = []
     for seed in results["seeds"]:
         for task in TASKS:
-            chosen = {r["layer"]: r for r in results["probes"]
-                      if r["seed"] == seed and r["task"] == task}
-            rows.append([str(seed), TASK_NAMES[task],
-                         *(f"{w:.3f}" for w in chosen["mix"]["weights"]),
-                         f"{chosen['mix']['accuracy']:.3f}",
-                         *(f"{chosen[k]['accuracy']:.3f}" for k in LAYERS)])
-    return _rows(["seed", "task", "s0", "s1", "s2", "accuracy of the mix", "probe L0",
-                  "probe L1", "probe L2"], rows)
+            for trained, state in STATES.items():
+                chosen = {r["layer"]: r for r in results["probes"] if r["seed"] == seed
+                          and r["task"] == task and r["trained"] == trained}
+                rows.append([str(seed), TASK_NAMES[task], state,
+                             *(f"{w:.3f}" for w in chosen["mix"]["weights"]),
+                             f"{chosen['mix']['gamma']:.3f}",
+                             f"{chosen['mix']['accuracy']:.3f}",
+                             *(f"{chosen[k]['accuracy']:.3f}" for k in LAYERS)])
+    return _rows(["seed", "task", "biLM", "s0", "s1", "s2", "gamma", "accuracy of the mix",
+                  "probe L0", "probe L1", "probe L2"], rows)
 
 
 def table_nearest(results: dict) -> str:
     rows = []
+    both = _both(results)
     for split in SPLITS:
+        n = sum(r["n"] for r in both[True]["nearest"] if r["split"] == split
+                and r["layer"] == 0 and r["seed"] == results["seeds"][0])
         for layer in LAYERS:
-            records = [r for r in results["nearest"] if r["split"] == split and r["layer"] == layer]
-            per_seed = {}
-            for r in records:  # pooled over words, each word weighed by its queries
-                hits, total = per_seed.get(r["seed"], (0.0, 0))
-                per_seed[r["seed"]] = (hits + r["accuracy"] * r["n"], total + r["n"])
-            accuracy = [hits / total for hits, total in per_seed.values()]
-            chance = sum(r["chance"] * r["n"] for r in records) / sum(r["n"] for r in records)
-            n = sum(r["n"] for r in records) // len(per_seed)
-            rows.append([SPLIT_NAMES[split], str(layer), spread(accuracy), f"{chance:.3f}",
-                         str(n)])
-    return _rows(["queries", "layer", "1-NN sense accuracy", "chance", "n"], rows)
+            rows.append([SPLIT_NAMES[split], str(layer),
+                         *(spread(targets.nearest(both[t], split, layer)) for t in STATES),
+                         f"{targets.nearest_chance(both[True], split):.3f}", str(n)])
+    return _rows(["queries", "layer", "1-NN sense accuracy, trained", "untrained", "chance",
+                  "n"], rows)
 
 
 def table_characters(results: dict) -> str:
-    views = {"word": results, "char": char_view(results)}
+    """The word and the character biLM side by side, each trained and untrained."""
+    views = {(model, trained): view(results, model, trained)
+             for model in MODELS for trained in STATES}
 
-    def row(name: str, value: Callable[[dict], np.ndarray]) -> list[str]:
-        return [name, *(spread(value(view)) for view in views.values())]
+    def row(name: str, value: Callable[[dict], np.ndarray], untrained: bool = True,
+            show: Callable[[np.ndarray], str] = spread) -> list[str]:
+        return [name, *(show(value(v)) if trained or untrained else ""
+                        for (_, trained), v in views.items())]
 
     def pretraining(key: str) -> Callable[[dict], np.ndarray]:
-        return lambda view: _per_seed(view["pretraining"], lambda r: r[key])
+        return lambda v: targets._per_seed(v["pretraining"], lambda r: r[key])
 
-    chance = {task: next(r["chance"] for r in results["probes"] if r["task"] == task)
-              for task in TASKS}
-    rows = [row("loss after the last epoch, training sentences", pretraining("train")),
-            row("loss after the last epoch, held-out sentences", pretraining("heldout")),
-            row("training time, seconds of CPU (one torch thread)", pretraining("cpu_seconds"))]
+    chance = {task: targets.chance(views["word", True], task) for task in TASKS}
+    rows = [row("loss after the last epoch, training sentences", pretraining("train"), False),
+            row("loss after the last epoch, held-out sentences", pretraining("heldout"), False),
+            row("training time, seconds of CPU (one torch thread)", pretraining("cpu_seconds"),
+                False)]
     rows += [row(f"held-out: same minus different sense, layer {layer}",
-                 lambda view, layer=layer: gap(view, "heldout", "all", layer))
+                 lambda v, layer=layer: targets.gap(v, "heldout", "all", layer))
              for layer in CONTEXT_LAYERS]
     rows += [row(f"held-out: two different words (the baseline), layer {layer}",
-                 lambda view, layer=layer: baseline(view, "heldout", layer)) for layer in LAYERS]
+                 lambda v, layer=layer: targets.baseline(v, "heldout", layer)) for layer in LAYERS]
+    rows += [row(f"held-out: 1-NN sense accuracy, layer {layer}",
+                 lambda v, layer=layer: targets.nearest(v, "heldout", layer))
+             for layer in CONTEXT_LAYERS]
     for task in TASKS:
         rows.append(row(f"{TASK_NAMES[task]}: accuracy of the mix (chance {chance[task]:.3f})",
-                        lambda view, task=task: _per_seed(view["probes"], lambda r: r["accuracy"],
-                                                          task=task, layer="mix")))
+                        lambda v, task=task: targets.mix_accuracy(v, task)))
+        rows.append(row(f"{TASK_NAMES[task]}: learned weights of layers 0 / 1 / 2 (means)",
+                        lambda v, task=task: targets.weights(v, task), show=_means))
         rows += [row(f"{TASK_NAMES[task]}: probe on layer {layer} alone",
-                     lambda view, task=task, layer=layer: probes(view, task)[:, layer])
+                     lambda v, task=task, layer=layer: targets.probes(v, task)[:, layer])
                  for layer in LAYERS]
-    return _rows(["", MODEL_NAMES["word"], MODEL_NAMES["char"]], rows)
+    header = [""]
+    for model, trained in views:
+        header.append(MODEL_NAMES[model] if trained else "untrained")
+    return _rows(header, rows)
+
+
+def _means(values: np.ndarray) -> str:
+    """(seeds, layers) as each layer's mean over seeds: '0.25 / 0.36 / 0.40'."""
+    return " / ".join(f"{mean:.2f}" for mean in values.mean(axis=0))
 
 
 def table_unseen_words(results: dict) -> str:
-    rows = [[query, relative, *(spread(ranks(results, model, query), 1) for model in MODELS)]
-            for query, relative in queries(results)]
-    rows.append(["mean rank", "", *(spread(mean_ranks(results, model), 1) for model in MODELS)])
-    rows.append([f"relative first (of {len(queries(results))})", "",
-                 *(spread(firsts(results, model), 1) for model in MODELS)])
-    candidates = results["neighbours"][0]["candidates"]
+    views = {(model, trained): view(results, model, trained)
+             for model in MODELS for trained in (False, True)}
+    first = views["word", True]
+    rows = [[query, relative, *(spread(targets.ranks(v, query), 1) for v in views.values())]
+            for query, relative in targets.queries(first)]
+    rows.append(["mean rank", "", *(spread(targets.mean_ranks(v), 1) for v in views.values())])
+    rows.append([f"relative first (of {len(targets.queries(first))})", "",
+                 *(spread(targets.firsts(v), 1) for v in views.values())])
+    candidates = first["neighbours"][0]["candidates"]
     rows.append([f"chance: a ranking of the {candidates} words that knows nothing", "",
-                 *([f"{chance_rank(results):.1f}"] * len(MODELS))])
+                 *([f"{targets.chance_rank(first):.1f}"] * len(views))])
     return _rows(["word the corpus lacks", "relative",
-                  *(f"rank: {MODEL_NAMES[model]}" for model in MODELS)], rows)
+                  *(f"rank: {'' if trained else 'untrained '}{MODEL_NAMES[model]}"
+                    for model, trained in views)], rows)
 
 
 TABLES: dict[str, Callable[[dict], str]] = {
@@ -416,21 +365,44 @@ TABLES: dict[str, Callable[[dict], str]] = {
 
 
 def render(text: str, results: dict) -> str:
-    """`text` with every table between its markers regenerated from `results`.
+    """`text` with every table between its markers regenerated from `results`; the tables
+    of ELMo on real English (`real_*`) from their own committed results
+    (`course.real_results`, `python -m tools.demo_real --commit`).
 
     Raises:
         KeyError: a marker names no table.
     """
     def replace(match: re.Match) -> str:
-        return match[1] + TABLES[match["name"]](results) + match[4]
+        name = match["name"]
+        table = (real_results.table(name) if name in real_results.TABLES
+                 else TABLES[name](results))
+        return match[1] + table + match[4]
 
     return TABLE.sub(replace, text)
 
 
 def stale_tables(results: dict, files: tuple[Path, ...] = TABLE_FILES) -> list[str]:
-    """The files whose tables differ from what `results` gives."""
-    return [shown(path) for path in files if render(path.read_text(), results)
-            != path.read_text()]
+    """The files whose tables differ from what `results` gives, and the reference's summary
+    where it differs (or is missing)."""
+    stale = [shown(path) for path in files if render(path.read_text(), results)
+             != path.read_text()]
+    written = REFERENCE_SUMMARY.read_text() if REFERENCE_SUMMARY.exists() else ""
+    return stale + ([shown(REFERENCE_SUMMARY)] if written != reference_summary(results) else [])
+
+
+def reference_summary(results: dict) -> str:
+    """`course/reference_targets.py`: `course.targets.summary` of `results`, as Python."""
+    found = targets.summary(results)
+    lines = ['"""What `make replicate` shows of the reference implementation beside your '
+             'biLMs: each', "target's reading over the reference's seeds, trained against "
+             "untrained. Numbers only, written", "from the course's measured results; do not "
+             'edit.', '"""', "", f'SUMMARY = {{"seeds": {found["seeds"]}, "targets": {{']
+    for claim, reading in found["targets"].items():
+        cells = [f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}"
+                 for key, value in reading.items()]
+        lines += [f"    {json.dumps(claim)}:", f"        {{{', '.join(cells[:4])},",
+                  f"         {', '.join(cells[4:])}}},"]
+    return "\n".join([*lines, "}}", ""])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -449,11 +421,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "write":
         for path in TABLE_FILES:
             path.write_text(render(path.read_text(), results))
-        print(f"tables of {', '.join(shown(p) for p in TABLE_FILES)} written from "
-              f"{shown(COMMITTED)}")
+        REFERENCE_SUMMARY.write_text(reference_summary(results))
+        print(f"tables of {', '.join(shown(p) for p in TABLE_FILES)} and "
+              f"{shown(REFERENCE_SUMMARY)} written from {shown(COMMITTED)}")
         return 0
     stale = stale_tables(results)
-    print("\n".join(f"{name}: its tables differ from {shown(COMMITTED)}: run "
+    print("\n".join(f"{name}: differs from what {shown(COMMITTED)} gives: run "
                     "`python -m tools.results write`" for name in stale)
           or f"the tables match {shown(COMMITTED)}")
     return 1 if stale else 0

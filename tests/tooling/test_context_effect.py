@@ -1,14 +1,15 @@
 """What the corpus and the recipe are for (given data and the reference's experiment, not
 learner code): on the reference biLM of seed 0, what held on every seed measured
-(docs/results.json, seeds 0-9)."""
+(docs/results.json, seeds 0-9), and on the untrained biLM it started from, the control,
+what did not."""
 
 import math
 
 import pytest
 import torch
 
-from course import analysis
-from course.pretrained import pretrained
+from course import analysis, experiments
+from course.pretrained import TRAINING_SEED, pretrained
 from tools import reference
 
 REFERENCE = reference()
@@ -25,6 +26,11 @@ def trained():
 def comparisons(trained):
     return {name: context.compare_contexts(trained.model, trained.word2idx, labels)
             for name, labels in SPLITS.items()}
+
+
+@pytest.fixture(scope="module")
+def control():
+    return experiments.untrained_like(REFERENCE)
 
 
 def gaps(comparison, word=None):
@@ -97,3 +103,34 @@ def test_the_comparison_table_names_every_word_sense_group_and_layer(comparisons
     for word in (*comparison.words, "all"):
         for group in ("same sense", "different sense"):
             assert any(line.startswith(word) and group in line for line in lines), (word, group)
+
+
+def test_the_control_is_the_biLM_that_pre_training_starts_from(trained, control):
+    """`untrained_like` is `new_bilm` of the seed, and pre-training it with the default
+    recipe gives the cached pre-trained biLM, weight for weight."""
+    fresh = experiments.new_bilm(REFERENCE, TRAINING_SEED, control.word2idx)
+    start = control.model.state_dict()
+    assert all(torch.equal(weight, start[name]) for name, weight in fresh.state_dict().items())
+    pretrain.train_bilm(fresh, corpus.CORPUS, control.word2idx, seed=TRAINING_SEED,
+                        device="cpu", log_every=0, progress=False)
+    for name, weight in trained.model.state_dict().items():
+        assert torch.equal(weight, fresh.state_dict()[name]), name
+        assert not torch.equal(weight, start[name]), f"{name}: pre-training left it as it was"
+
+
+def test_the_untrained_biLM_does_not_tell_the_senses_apart(control):
+    comparison = context.compare_contexts(control.model, control.word2idx, corpus.HELDOUT_LABELS)
+    pooled = gaps(comparison)
+    assert (pooled[1:] < 0.1).all(), f"the untrained biLM's pooled gap {pooled.tolist()}"
+
+
+def test_the_untrained_biLM_already_finds_a_nearest_occurrence_of_the_sense_often(control):
+    """Each sense's phrases differ in their words, and an untrained LSTM's states differ with
+    them: 1-nearest-neighbour sense accuracy is far above chance before any training, and
+    below the trained biLM's 1.0: it is read against this control, not against chance."""
+    found = analysis.nearest_sense_accuracy(REFERENCE, control.model, control.word2idx,
+                                            corpus.HELDOUT_LABELS)
+    accuracy = torch.stack([r.accuracy for r in found.values()]).mean(0)
+    chance = sum(r.chance for r in found.values()) / len(found)
+    assert (accuracy[1:] > chance + 0.2).all() and (accuracy[1:] < 0.9).all(), (
+        accuracy.tolist(), chance)

@@ -5,7 +5,7 @@ measured (docs/analysis.md)."""
 import pytest
 import torch
 
-from course import analysis
+from course import analysis, experiments
 from course.corpus import WORD_CLASSES
 from course.pretrained import pretrained
 from tools import reference
@@ -89,3 +89,17 @@ def test_both_tasks_are_above_chance_and_the_sense_task_nearly_perfect(results):
     word_class, sense = results
     assert word_class.accuracy > word_class.chance + 0.1, word_class.accuracy
     assert sense.accuracy > 0.95, sense.accuracy
+
+
+def test_an_untrained_biLM_reads_the_sense_less_well_but_above_chance(results):
+    """The control of the sense task: the untrained biLM of the same seed. Its layers 1 and
+    2 also change with the context, so its probes beat chance there, but they stay well
+    below the trained biLM's."""
+    control = experiments.untrained_like(REFERENCE)
+    untrained = analysis.evaluate_task(
+        REFERENCE, analysis.sense_task(REFERENCE, control.model, control.word2idx), seed=0)
+    trained = results[1]
+    assert float(untrained.layer_accuracy[0]) == 0.5
+    for layer in (1, 2):
+        assert 0.55 < untrained.layer_accuracy[layer] < trained.layer_accuracy[layer] - 0.2, (
+            untrained.layer_accuracy.tolist(), trained.layer_accuracy.tolist())

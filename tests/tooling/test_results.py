@@ -1,39 +1,54 @@
-"""The demo's results: `make demo` writes them with the schema the tables read, and the
-README's and docs' tables are the ones the committed results give."""
+"""The demo's results: `make demo` writes them with the schema the tables read, every record
+of a trained biLM beside the untrained biLM it started from; the README's and docs' tables,
+and the reference's summary that the handout ships, are the ones the committed results give;
+and the targets read as effects of pre-training."""
 
 import copy
 import json
 
+import numpy as np
 import pytest
 
-from tools import demo, results
+from course import experiments, targets
+from tools import results
 
-FIGURES = ("training_loss.png", "context_gaps.png", "context_comparison.png", "halves.png",
-           "pca_bank.png", "layer_weights.png", "nearest.txt", "char_vs_word.png",
-           "char_neighbours.txt")
-
-
-@pytest.fixture(scope="module")
-def one_seed(tmp_path_factory):
-    """What `make demo` writes, for one seed."""
-    out = tmp_path_factory.mktemp("demo")
-    demo.main(["--seeds", "1", "--out", str(out)])
-    return out
+FIGURES = ("training_loss.png", "context_gaps.png", "control.png", "context_comparison.png",
+           "halves.png", "pca_bank.png", "layer_weights.png", "layer_weights_untrained.png",
+           "nearest.txt", "char_vs_word.png", "char_neighbours.txt")
 
 
-def test_the_demo_writes_results_with_the_schema_and_every_figure(one_seed):
-    written = json.loads((one_seed / "results.json").read_text())
+def test_the_demo_writes_results_with_the_schema_and_every_figure(demo_one_seed):
+    written = json.loads((demo_one_seed / "results.json").read_text())
     assert results.validate(written) == []
     assert written["seeds"] == [0]
     words = {r["word"] for r in written["context"]}
     assert words == {"bank", "play", "right", "watch", "all"}
-    assert len(written["context"]) == 2 * len(words) * 3, "split x word x layer"
-    assert len(written["probes"]) == 2 * 4, "task x (mix, layers 0-2)"
+    assert len(written["context"]) == 2 * 2 * len(words) * 3, "state x split x word x layer"
+    assert len(written["probes"]) == 2 * 2 * 4, "state x task x (mix, layers 0-2)"
     assert {kind: len(written["char"][kind]) for kind in results.RECORDS} == {
         kind: len(written[kind]) for kind in results.RECORDS}, "the character biLM's records"
-    assert len(written["neighbours"]) == 3 * len(results.queries(written)), "model x query"
+    queries = targets.queries(targets.view(written))
+    assert len(written["neighbours"]) == 2 * 2 * len(queries), "model x state x query"
     for name in FIGURES:
-        assert (one_seed / name).stat().st_size > 0, name
+        assert (demo_one_seed / name).stat().st_size > 0, name
+    nearest = (demo_one_seed / "nearest.txt").read_text()
+    assert "trained biLM" in nearest and "untrained biLM" in nearest
+
+
+def test_the_untrained_records_are_of_a_biLM_that_never_learned(demo_one_seed):
+    """The control is a biLM before training: its held-out sense gap stays below the
+    trained one's at layers 1 and 2, and it has no training record."""
+    written = json.loads((demo_one_seed / "results.json").read_text())
+    for model in targets.MODELS:
+        trained, untrained = (targets.view(written, model, state) for state in (True, False))
+        for layer in targets.CONTEXT_LAYERS:
+            assert (targets.gap(untrained, "heldout", "all", layer)
+                    < targets.gap(trained, "heldout", "all", layer)).all(), (model, layer)
+        assert untrained["pretraining"] == [] and len(trained["pretraining"]) == 1
+
+
+def test_the_schema_holds_the_record_kinds_the_experiments_write():
+    assert set(results.RECORDS) == set(experiments.RECORDS)
 
 
 def test_the_committed_results_are_valid_and_the_tables_match_them():
@@ -47,14 +62,26 @@ def test_a_changed_number_makes_the_tables_stale():
     assert results.stale_tables(changed) == ["README.md", "docs/analysis.md"]
 
 
+def test_a_changed_reading_makes_the_reference_summary_stale():
+    changed = copy.deepcopy(results.load())
+    for record in changed["context"]:  # the untrained biLM as far apart as the trained one
+        if not record["trained"]:
+            record["different"] -= 1.0
+    assert "course/reference_targets.py" in results.stale_tables(changed)
+
+
 @pytest.mark.parametrize("damage, found", [
     (lambda r: r.pop("nearest"), "top-level keys"),
     (lambda r: r["context"][0].pop("baseline"), "context[0] has keys"),
+    (lambda r: r["context"][0].pop("trained"), "context[0] has keys"),
+    (lambda r: r["nearest"][0].update(trained="yes"), "trained must be true or false"),
     (lambda r: r["probes"][0].update(layer=3), "task or layer"),
-    (lambda r: r["probes"][0].update(weights=None), "weights are a list"),
+    (lambda r: r["probes"][0].update(weights=None), "weights and gamma"),
+    (lambda r: r["probes"][0].update(gamma=None), "weights and gamma"),
     (lambda r: r["context"][0].update(seed=99), "seed 99"),
     (lambda r: r["char"]["probes"][0].update(layer=3), "task or layer"),
     (lambda r: r["neighbours"][0].update(model="glove"), "model not one of"),
+    (lambda r: r.update(probes=[p for p in r["probes"] if p["trained"]]), "untrained"),
 ])
 def test_a_result_without_the_schema_is_refused(damage, found):
     broken = copy.deepcopy(results.load())
@@ -62,8 +89,55 @@ def test_a_result_without_the_schema_is_refused(damage, found):
     assert any(found in problem for problem in results.validate(broken)), found
 
 
-def test_targets_count_the_seeds_each_held_on():
+def test_every_target_is_read_on_every_seed_of_the_committed_results():
     committed = results.load()
     n = len(committed["seeds"])
-    for name, held, needed in results.targets(committed):
-        assert held.shape == (n,) and 0 < needed <= n, name
+    for reading in targets.read(committed):
+        assert reading.trained.shape == reading.untrained.shape == (n,), reading.target.claim
+        assert 0 < reading.needed <= n and reading.verdict != targets.NOT_RUN
+
+
+def _results_of(seeds: int) -> dict:
+    """Results of `seeds` seeds that hold nothing but what `measured` looks for."""
+    records = [{"seed": s, "trained": t} for s in range(seeds) for t in (True, False)]
+    return {"seeds": list(range(seeds)), "context": records, "nearest": [], "probes": [],
+            "pretraining": [], "neighbours": [],
+            "char": {"context": [], "nearest": [], "probes": [], "pretraining": []}}
+
+
+@pytest.mark.parametrize("trained, untrained, verdict", [
+    ([0.3] * 10, [0.05] * 10, targets.PRE_TRAINING),
+    ([0.3] * 10, [0.2] * 10, targets.ARCHITECTURE),  # the untrained biLM holds it too
+    ([0.3] * 8 + [0.0] * 2, [0.0] * 10, targets.MISSED),  # 8 seeds of the 9 needed
+    ([0.15] * 10, [0.09] * 10, targets.UNCLEAR),  # held, but by less than the margin
+])
+def test_a_target_is_met_by_pre_training_only_where_the_untrained_biLM_misses_it(
+        trained, untrained, verdict):
+    values = {True: np.array(trained), False: np.array(untrained)}
+    target = targets.Target(6, "a gap", lambda results, state: values[state], 0.1, 0.1, 0.9)
+    (reading,) = targets.read(_results_of(10), [target])
+    assert reading.verdict == verdict, reading.counts()
+    assert reading.needed == 9
+
+
+def test_a_strict_target_is_not_held_by_a_tie():
+    """A preference: layer 2's value above the others'; a tie prefers nothing."""
+    values = {True: np.array([0.0, 0.1, 0.1, 0.1, 0.1]), False: np.zeros(5)}
+    target = targets.Target(7, "prefers", lambda results, state: values[state], 0.0, 0.0, 0.8,
+                            strict=True)
+    (reading,) = targets.read(_results_of(5), [target])
+    assert reading.counts() == {"trained": "4/5", "untrained": "0/5", "effect": "4/5"}
+    assert reading.verdict == targets.PRE_TRAINING and reading.needed == 4
+
+
+def test_without_the_character_biLM_its_targets_are_not_run_and_the_others_unchanged():
+    committed = results.load()
+    without = {**copy.deepcopy(committed), "char": {kind: [] for kind in results.RECORDS},
+               "neighbours": [r for r in committed["neighbours"] if r["model"] == "word"]}
+    for reading, before in zip(targets.read(without), targets.read(committed), strict=True):
+        if "char" in reading.target.models:
+            assert reading.verdict == targets.NOT_RUN, reading.target.claim
+        else:
+            assert reading.verdict == before.verdict, reading.target.claim
+    assert "not run" in targets.markdown_table(without).splitlines()[-1]
+    assert "section 8 was not measured" in targets.report(without)
