@@ -52,6 +52,7 @@ from .registry import (
 )
 
 OVERVIEW = "00_overview.ipynb"
+REAL_ENGLISH = "09_real_english.ipynb"  # no section's: ELMo on real English, after them all
 PARAMETERS_TAG = "parameters"
 CELL_TIMEOUT_S = 300
 SLOW_CELL_S = 5.0  # `make run-notebooks` reports each code cell that takes this long or more
@@ -64,8 +65,9 @@ _TERMINAL_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def notebook_names() -> list[str]:
-    """Every companion notebook: the overview, then one per section, in the registry's order."""
-    return [OVERVIEW, *(section.notebook for section in SECTIONS)]
+    """Every companion notebook: the overview, then one per section, in the registry's order,
+    then ELMo on real English."""
+    return [OVERVIEW, *(section.notebook for section in SECTIONS), REAL_ENGLISH]
 
 
 def section_of(notebook: str) -> Section | None:

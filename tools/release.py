@@ -16,18 +16,21 @@ release.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
 from pathlib import Path
 
+from course.real_results import REFERENCE_RESULTS
 from course.registry import BUILD_DIR, REFERENCE_DIR, ROOT, RUNTIME_FILES
 
 from .exercises import generate, leaks
 
 TEMPLATES = Path(__file__).parent / "handout"
 DEFAULT_OUT = BUILD_DIR / "handout"
-SHIPPED = (*RUNTIME_FILES, "notebooks/*.ipynb", "requirements/learner.lock", ".gitignore")
+SHIPPED = (*RUNTIME_FILES, "notebooks/*.ipynb", "requirements/learner.lock", ".gitignore",
+           "data/wordnet/*.gz", "data/wordnet/LICENSE")
 # What a learner's handout never speaks of: the reference, and the maintainers' commands and
 # files, none of which it holds.
 FOREIGN = re.compile(r"solutions/|make (exercises|bench|demo|mutation|mistakes|release|check)"
@@ -61,7 +64,17 @@ def handout_files(root: Path = ROOT) -> dict[str, bytes]:
                 files[str(path.relative_to(root))] = path.read_bytes()
     for template in sorted(TEMPLATES.iterdir()):
         files[template.name] = template.read_bytes()
+    files[str(REFERENCE_RESULTS.relative_to(root))] = real_english_numbers(root)
     return files
+
+
+def real_english_numbers(root: Path = ROOT) -> bytes:
+    """The reference's results on real English as the handout holds them, for `make
+    replicate-real` to set beside the learner's: the numbers, not the command that made
+    them."""
+    found = json.loads((root / REFERENCE_RESULTS.relative_to(ROOT)).read_text())
+    found["run"].pop("command", None)
+    return (json.dumps(found, indent=1) + "\n").encode()
 
 
 def build(out: Path = DEFAULT_OUT, root: Path = ROOT) -> list[str]:

@@ -11,7 +11,7 @@ import torch
 
 from course import notebook as notebooks
 from course.notebook import PARAMETERS_TAG, Outcome
-from course.registry import NOTEBOOKS_DIR, ROOT, find_section
+from course.registry import NOTEBOOKS_DIR, ROOT, SECTIONS, find_section
 from tools import notebooks as tools_notebooks
 from tools.notebooks import FIRST_CALL_TAG
 
@@ -76,7 +76,7 @@ def test_every_notebook_is_committed_bare_with_the_switch_first():
 
 
 def test_each_section_notebook_loads_and_checks_its_own_section():
-    for name in notebooks.notebook_names()[1:]:
+    for name in (section.notebook for section in SECTIONS):
         section, cells = notebooks.section_of(name), read(name).cells
         text = "\n".join(cell.source for cell in cells)
         assert f'SECTION = find_section("{section.name}")' in text and (
@@ -161,7 +161,7 @@ def test_the_notebook_runs_through_on_the_reference(outcomes, name):
 def test_on_the_stubs_it_stops_at_its_first_call_with_its_own_error(outcomes, name):
     outcome, section = outcomes[name, IMPLS["stubs"]], notebooks.section_of(name)
     if section is None:
-        assert outcome.error_cell is None, f"the overview failed: {outcome.error}"
+        assert outcome.error_cell is None, f"{name} failed: {outcome.error}"
         return
     (first_call,) = notebooks.tagged(read(name).cells, FIRST_CALL_TAG)
     assert outcome.error_cell == first_call, (
