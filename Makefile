@@ -4,6 +4,21 @@ LOCKS := requirements/learner.lock requirements/maintainer.lock
 include course/learner.mk
 
 PYTEST := $(PY) -m pytest
+
+# --- system packages ---------------------------------------------------------------------
+# What some tools need of the system (the grader's sandbox: bubblewrap), installed by
+# `make install` and `make check` when they run as root where apt-get is; elsewhere they say
+# so and go on (the tests that need a package skip, saying why).
+SYSTEM_PACKAGES := bubblewrap
+.PHONY: system-packages
+install: system-packages
+system-packages: ## apt-get install what SYSTEM_PACKAGES lists and is missing (as root)
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing $$missing"; apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	else echo "not installed (needs root and apt-get): $$missing"; fi
 SOLUTION_RESULTS := build/results-solutions.json
 .PHONY: test-solutions lint check lock
 
@@ -20,7 +35,7 @@ lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh enviro
 # The parts run two at a time, each one's output kept together: most of them are one process
 # on one core. The tooling tests read what solutions/ scored in this run of test-solutions.
 .PHONY: check-parts check-tooling
-check: ## everything CI runs
+check: system-packages ## everything CI runs
 	@$(MAKE) --no-print-directory -j2 --output-sync=target check-parts
 
 check-parts: lint check-tooling
@@ -36,7 +51,11 @@ exercises: $(STAMP) ## regenerate exercises/ from solutions/ (keeps a learner's 
 
 check-exercises: $(STAMP)
 	$(PY) -m tools.exercises --check
-check-parts: check-exercises
+check-parts: check-exercises check-points
+
+.PHONY: check-points
+check-points: $(STAMP) ## course.toml's points follow the statements each section asks for
+	$(PY) -m tools.points --check
 
 # --- analysis sections: make demo -------------------------------------------------------
 .PHONY: demo
@@ -93,3 +112,16 @@ check-parts: mistakes
 mutation: $(STAMP) ## mutation-test solutions/ with mutmut (slow) and update MUTATION.md
 	set -f; .venv/bin/mutmut run --max-children $(MUTATION_JOBS) $$($(PY) -m tools.mutation --targets)
 	$(PY) -m tools.mutation
+
+# --- ELMo on real English: make demo-real ------------------------------------------------
+# data/wordnet/ is extracted from WordNet 3.0 by tools/wordnet.py; make check compares it byte
+# for byte with what the tool makes of an installed WordNet (tests/tooling/test_real_english.py
+# skips that where WordNet is absent). make system-packages installs it, as root.
+.PHONY: demo-real wordnet
+SYSTEM_PACKAGES += wordnet-base
+
+demo-real: $(STAMP) ## ELMo on real English (WordNet) on solutions/, 5 seeds: build/demo-real
+	$(PY) -m tools.demo_real
+
+wordnet: $(STAMP) ## extract data/wordnet/ again from WordNet 3.0 (make system-packages installs it)
+	$(PY) -m tools.wordnet

@@ -27,7 +27,7 @@ LEARNER_TESTS = PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p hypothesispy
 PROGRESS = $(PY) -m course.progress --impl $(ELMO_IMPL) --state $(STATE)
 
 .DEFAULT_GOAL := help
-.PHONY: help install test grade progress hint watch run-notebooks submission
+.PHONY: help install test grade progress hint watch run-notebooks replicate-real submission
 
 help: ## list the commands
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,6 +39,16 @@ $(STAMP): $(LOCKS)
 	python3 -m venv .venv
 	$(PY) -m pip install --quiet --disable-pip-version-check $(addprefix -r ,$(LOCKS))
 	touch $@
+
+# Does your ELMo reproduce what the paper found? Your sections pre-train a biLM and section
+# 8's character biLM on REPLICATE_SEEDS seeds; each is measured against the untrained biLM it
+# started from, and every target is read as trained against untrained, beside the reference's
+# reading (course/experiments.py, course/targets.py). Two processes; a line as each finishes.
+.PHONY: replicate
+REPLICATE_SEEDS ?= 5
+
+replicate: $(STAMP) ## do your biLMs show what the paper found? trained against untrained, 5 seeds (minutes)
+	@$(PY) -m course.experiments --impl $(ELMO_IMPL) --seeds $(REPLICATE_SEEDS)
 
 test: $(STAMP) ## run the tests of exercises/, then show your progress (SECTION= for one)
 	@$(LEARNER_TESTS); status=$$?; [ $$status -gt 1 ] || $(PROGRESS) $(RESULTS); exit $$status
@@ -60,6 +70,9 @@ watch: $(STAMP) ## rerun a section's tests each time you save its module (POLL=1
 
 run-notebooks: $(STAMP) ## run every notebook headless on exercises/, kept in build/notebooks/
 	$(PY) -m course.notebook run --impl $(ELMO_IMPL)
+
+replicate-real: $(STAMP) ## your ELMo on real English (WordNet), 5 seeds, beside the reference's (~10 min)
+	$(PY) -m course.real_english --impl $(ELMO_IMPL)
 
 submission: ## zip your section modules into submission.zip, the file you hand in
 	python3 -m course.submission submission.zip
