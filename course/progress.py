@@ -264,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                     impl_dir / SECTIONS[record["section"] - 1].file_name)
         ran = state.record_run(records, impl_dir)
         state.save()
+    from . import your_elmo  # noqa: F401  (fills AFTER_PASS; it imports torch, so only here)
     print(f"\n{render(from_state(state, impl_dir), impl_dir, ran)}")
     return 0
 

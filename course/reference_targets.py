@@ -68,3 +68,65 @@ SUMMARY = {"seeds": 10, "targets": {
         {"trained": "10/10", "untrained": "10/10", "effect": "5/10", "needed": 9,
          "effect_mean_sd": "-1.486 ± 7.714", "verdict": "the architecture"},
 }}
+
+# What `make test` sets beside a passed section's own numbers (`course.targets.key_means`).
+NUMBERS = {
+ "word": {
+  "trained": {
+   "gap": [0.0, 0.189, 0.248],
+   "nearest": [0.333, 1.0, 1.0],
+   "weights": {
+    "word_class": [0.389, 0.406, 0.206],
+    "word_sense": [0.203, 0.373, 0.423]
+   },
+   "mix_accuracy": {
+    "word_class": 0.516,
+    "word_sense": 0.997
+   },
+   "mean_rank": 65.543,
+   "train_loss": 1.106
+  },
+  "untrained": {
+   "gap": [0.0, 0.033, 0.032],
+   "nearest": [0.333, 0.762, 0.744],
+   "weights": {
+    "word_class": [0.489, 0.269, 0.242],
+    "word_sense": [0.165, 0.421, 0.414]
+   },
+   "mix_accuracy": {
+    "word_class": 0.222,
+    "word_sense": 0.65
+   },
+   "mean_rank": 62.907
+  }
+ },
+ "char": {
+  "trained": {
+   "gap": [0.0, 0.121, 0.186],
+   "nearest": [0.333, 0.997, 1.0],
+   "weights": {
+    "word_class": [0.334, 0.387, 0.279],
+    "word_sense": [0.164, 0.336, 0.5]
+   },
+   "mix_accuracy": {
+    "word_class": 0.606,
+    "word_sense": 0.988
+   },
+   "mean_rank": 8.25,
+   "train_loss": 1.104
+  },
+  "untrained": {
+   "gap": [0.0, 0.002, 0.002],
+   "nearest": [0.333, 0.669, 0.672],
+   "weights": {
+    "word_class": [0.603, 0.201, 0.196],
+    "word_sense": [0.301, 0.379, 0.32]
+   },
+   "mix_accuracy": {
+    "word_class": 0.394,
+    "word_sense": 0.589
+   },
+   "mean_rank": 4.129
+  }
+ }
+}

@@ -467,6 +467,31 @@ def differences(results: dict, reference: dict) -> list[str]:
             and r.verdict != reference["targets"][r.target.claim]["verdict"]]
 
 
+def key_means(results: dict) -> dict:
+    """The means over seeds that `make test` shows beside a passed section's own numbers
+    (`course.your_elmo`): per biLM ("word", "char") and "trained" / "untrained", the
+    held-out same- minus different-sense gap and 1-NN sense accuracy per layer, each task's
+    learned weights and mix accuracy, the relatives' mean rank (where measured) and,
+    trained, the final training loss. Rounded to 3 decimals; JSON-able."""
+    def mean(values) -> float | list[float]:
+        found = np.round(np.mean(values, axis=0), 3)
+        return found.tolist()
+
+    means: dict = {}
+    for model in (m for m in MODELS if measured(results, m)):
+        for trained in (True, False):
+            v = view(results, model, trained)
+            means.setdefault(model, {})["trained" if trained else "untrained"] = {
+                "gap": [mean(gap(v, "heldout", "all", k)) for k in LAYERS],
+                "nearest": [mean(nearest(v, "heldout", k)) for k in LAYERS],
+                "weights": {task: mean(weights(v, task)) for task in TASKS},
+                "mix_accuracy": {task: mean(mix_accuracy(v, task)) for task in TASKS},
+                **({"mean_rank": mean(mean_ranks(v))} if v["neighbours"] else {}),
+                **({"train_loss": mean([r["train"] for r in v["pretraining"]])}
+                   if v["pretraining"] else {})}
+    return means
+
+
 def summary(results: dict) -> dict:
     """What `report` shows of the reference: per claim, the counts, the effect and the
     verdict; JSON-able."""

@@ -402,7 +402,12 @@ def reference_summary(results: dict) -> str:
                  for key, value in reading.items()]
         lines += [f"    {json.dumps(claim)}:", f"        {{{', '.join(cells[:4])},",
                   f"         {', '.join(cells[4:])}}},"]
-    return "\n".join([*lines, "}}", ""])
+    numbers = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]",  # a list of numbers on one line
+                     lambda m: "[" + " ".join(m.group(1).split()) + "]",
+                     json.dumps(targets.key_means(results), indent=1, ensure_ascii=False))
+    return "\n".join([*lines, "}}", "", "# What `make test` sets beside a passed section's own "
+                      "numbers (`course.targets.key_means`).",
+                      f"NUMBERS = {numbers}", ""])
 
 
 def main(argv: list[str] | None = None) -> int:
