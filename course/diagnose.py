@@ -1,0 +1,133 @@
+"""Tensor-aware failure messages: when a section test's tensor differs from what it expects,
+say which of the catalogue's usual mistakes turns the expected tensor into the learner's,
+before any number.
+
+    assert_close(found, expected, "layer 1 of the padded batch", time_dim=0)
+
+raises AssertionError("layer 1 of the padded batch differs from what is expected: it matches
+the expected one with the time axis reversed ...") when flipping time makes them agree. Each
+transform is tried on the expected tensor and named only when the result matches the
+learner's within the same tolerance as the test's own comparison: never one that is merely
+closer. Where none matches, the message gives the largest difference and where it is, not
+a dump of the tensors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+# A transform gives the part of the learner's tensor and what it should then equal.
+Pair = tuple[torch.Tensor, torch.Tensor] | None
+Transform = Callable[[torch.Tensor, torch.Tensor, int], Pair]
+
+
+def _reversed(found: torch.Tensor, expected: torch.Tensor, time_dim: int) -> Pair:
+    return found, expected.flip(time_dim)
+
+
+def _shifted(step: int) -> Transform:
+    """found[t] = expected[t - step] wherever both exist (the first or last step has none)."""
+    def shift(found: torch.Tensor, expected: torch.Tensor, time_dim: int) -> Pair:
+        length = expected.shape[time_dim]
+        if length < 3 or found.shape != expected.shape:
+            return None
+        later, earlier = (found.narrow(time_dim, step, length - step),
+                          expected.narrow(time_dim, 0, length - step)) if step > 0 else (
+            found.narrow(time_dim, 0, length + step), expected.narrow(time_dim, -step,
+                                                                      length + step))
+        return later, earlier
+    return shift
+
+
+def _halves_swapped(found: torch.Tensor, expected: torch.Tensor, time_dim: int) -> Pair:
+    if expected.shape[-1] % 2:
+        return None
+    first, second = expected.chunk(2, dim=-1)
+    return found, torch.cat([second, first], dim=-1)
+
+
+def _transposed(found: torch.Tensor, expected: torch.Tensor, time_dim: int) -> Pair:
+    if expected.dim() < 2:
+        return None
+    return found, expected.transpose(time_dim, 1 if time_dim == 0 else 0)
+
+
+# What each transform means in the course's terms, in the order they are tried.
+TRANSFORMS: dict[str, Transform] = {
+    "the time axis reversed (a sequence read back to front, or reversed twice)": _reversed,
+    "every position shifted one step later in time (targets or states off by one)":
+        _shifted(1),
+    "every position shifted one step earlier in time (targets or states off by one)":
+        _shifted(-1),
+    "the two halves of the last axis swapped (the forward and backward directions in the "
+    "wrong order)": _halves_swapped,
+    "the time and batch axes swapped ((B, T) where (T, B) is asked, or the reverse)":
+        _transposed,
+}
+
+
+def _matches(found: torch.Tensor, candidate: torch.Tensor | None, atol: float,
+             rtol: float) -> bool:
+    return (candidate is not None and candidate.shape == found.shape
+            and bool(torch.allclose(found, candidate, atol=atol, rtol=rtol)))
+
+
+def diagnose(found: torch.Tensor, expected: torch.Tensor, time_dim: int = 0,
+             atol: float = 1e-5, rtol: float = 1e-4) -> str | None:
+    """The catalogue mistake that maps `expected` onto `found` within tolerance, in words,
+    or None: a transform of the axes (above), a constant factor (a scale such as gamma
+    missing or applied twice), or a normalisation over another axis (a softmax over the
+    wrong dimension)."""
+    found, expected = found.detach().double().cpu(), expected.detach().double().cpu()
+    for meaning, transform in TRANSFORMS.items():
+        pair = transform(found, expected, time_dim)
+        if pair is not None and not _matches(found, expected, atol, rtol) and _matches(
+                *pair, atol, rtol):
+            return meaning
+    if found.shape != expected.shape:
+        return None
+    scale = float((found * expected).sum() / (expected * expected).sum().clamp_min(1e-30))
+    if abs(scale - 1) > 1e-3 and abs(scale) > 1e-6 and _matches(found, scale * expected,
+                                                                 atol, rtol):
+        return (f"the expected values times {scale:.4g} (a scale factor such as gamma missing, "
+                "applied twice, or a mean where a sum is asked)")
+    for dim in range(found.dim()):
+        ones = torch.ones_like(found.sum(dim))
+        if (_matches(found.sum(dim), ones, 1e-4, 0) and expected.dim() > 1
+                and not _matches(expected.sum(dim), ones, 1e-4, 0)):
+            return (f"values that sum to 1 along axis {dim}, where the expected ones do not (a "
+                    "softmax or normalisation over the wrong axis)")
+    return None
+
+
+def difference(found: torch.Tensor, expected: torch.Tensor) -> str:
+    """The largest difference and where it is, in one line."""
+    if found.shape != expected.shape:
+        return f"shape {tuple(found.shape)} where {tuple(expected.shape)} is expected"
+    gap = (found.detach().double().cpu() - expected.detach().double().cpu()).abs()
+    where = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape))
+    return (f"largest difference {float(gap.max()):.4g} at index {where} (found "
+            f"{float(found[where]):.4g}, expected {float(expected[where]):.4g}); "
+            f"{int((gap > 0).sum())} of {gap.numel()} values differ")
+
+
+def assert_close(found: torch.Tensor, expected: torch.Tensor, what: str, time_dim: int = 0,
+                 atol: float = 1e-5, rtol: float = 1e-4, hint: str = "") -> None:
+    """Raise AssertionError, in the course's terms, unless `found` is `expected` within
+    tolerance: `what` differs, then the mistake that explains it (if one does), then `hint`,
+    then the largest difference."""
+    found_t, expected_t = torch.as_tensor(found), torch.as_tensor(expected)
+    if found_t.shape == expected_t.shape and torch.allclose(
+            found_t.detach().double().cpu(), expected_t.detach().double().cpu(),
+            atol=atol, rtol=rtol):
+        return
+    parts = [f"{what} differs from what is expected"]
+    explained = diagnose(found_t, expected_t, time_dim, atol, rtol)
+    if explained:
+        parts.append(f"it matches the expected one with {explained}")
+    if hint:
+        parts.append(hint)
+    parts.append(difference(found_t, expected_t))
+    raise AssertionError(": ".join(parts[:2]) + "".join(f"; {p}" for p in parts[2:]))

@@ -1,0 +1,62 @@
+"""The tensor-aware failure message (`course.diagnose`): each of the catalogue's usual
+mistakes is named when it is what happened, and none when the tensors merely differ."""
+
+import pytest
+import torch
+
+from course.diagnose import assert_close, diagnose
+
+torch.manual_seed(0)
+STATES = torch.randn(7, 3, 8)  # (T, B, 2 * hidden): forward half, then backward half
+SCALARS = torch.randn(3, 5)
+
+
+def swapped_halves(t):
+    first, second = t.chunk(2, dim=-1)
+    return torch.cat([second, first], dim=-1)
+
+
+def shifted_later(t):
+    return torch.cat([torch.randn(1, *t.shape[1:]), t[:-1]])
+
+
+def shifted_earlier(t):
+    return torch.cat([t[1:], torch.randn(1, *t.shape[1:])])
+
+
+MISTAKES = {
+    "time axis reversed": (STATES.flip(0), STATES),
+    "one step later": (shifted_later(STATES), STATES),
+    "one step earlier": (shifted_earlier(STATES), STATES),
+    "two halves of the last axis swapped": (swapped_halves(STATES), STATES),
+    "time and batch axes swapped": (STATES.transpose(0, 1), STATES),
+    "times 0.75": (0.75 * STATES, STATES),
+    "sum to 1 along axis 0": (SCALARS.softmax(0), SCALARS.softmax(1)),
+}
+
+
+@pytest.mark.parametrize("words", list(MISTAKES))
+def test_each_mistake_is_named(words):
+    found, expected = MISTAKES[words]
+    assert words in (diagnose(found, expected) or ""), diagnose(found, expected)
+    with pytest.raises(AssertionError, match=words):
+        assert_close(found, expected, "the states")
+
+
+def test_a_difference_that_no_mistake_explains_is_not_named():
+    """Noise, or a tensor merely closer to one transform than to the expected one."""
+    noisy = STATES + 0.1 * torch.randn_like(STATES)
+    assert diagnose(noisy, STATES) is None
+    half_reversed = 0.5 * (STATES + STATES.flip(0))  # nearer the reversal, but not it
+    assert diagnose(half_reversed, STATES) is None
+    with pytest.raises(AssertionError) as raised:
+        assert_close(noisy, STATES, "the states")
+    message = str(raised.value)
+    assert "matches" not in message and "largest difference" in message
+    assert len(message) < 400, "a message names the largest difference, never a dump"
+
+
+def test_equal_tensors_pass_and_a_shape_is_said():
+    assert_close(STATES.clone(), STATES, "the states")
+    with pytest.raises(AssertionError, match=r"shape \(7, 3, 4\) where \(7, 3, 8\)"):
+        assert_close(STATES[..., :4], STATES, "the states")
