@@ -90,21 +90,21 @@ MISTAKES = [
         "forgot-zero-grad",
         "train_bilm never calls optimizer.zero_grad(), so gradients pile up across steps",
         concept="each step follows the gradient of its own batch only",
-        caught_by="test_each_step_is_one_adam_step_on_a_fresh_gradient",
+        caught_by="test_one_optimizer_follows_each_batchs_own_gradient",
         edits=[Edit("train_bilm", "optimizer.zero_grad()\n", "")],
     ),
     Mistake(
         "learning-rate-ignored",
         "train_bilm builds Adam with the seed notebook's lr=0.001 whatever the recipe says",
         concept="the recipe decides the learning rate",
-        caught_by="test_each_step_is_one_adam_step_on_a_fresh_gradient",
+        caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
         edits=[Edit("train_bilm", "lr=recipe.lr", "lr=0.001")],
     ),
     Mistake(
         "adam-made-afresh-each-step",
         "train_bilm builds a new Adam optimizer for every batch",
         concept="one optimizer for the whole run: Adam's moment estimates carry over steps",
-        caught_by="test_each_step_is_one_adam_step_on_a_fresh_gradient",
+        caught_by="test_one_optimizer_follows_each_batchs_own_gradient",
         edits=[Edit("train_bilm", "optimizer.zero_grad()\n",
                     "optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr)\n"
                     "optimizer.zero_grad()\n")],
@@ -113,7 +113,7 @@ MISTAKES = [
         "lengths-not-passed",
         "train_bilm runs the biLM on a padded batch without its lengths",
         concept="a padded batch is read with its lengths, or the backward LSTM reads padding",
-        caught_by="test_a_padded_batch_trains_with_its_lengths",
+        caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
         edits=[Edit("train_bilm", "bilm_loss(model(ids, lengths), ids, lengths)",
                     "bilm_loss(model(ids), ids, lengths)")],
     ),
@@ -207,6 +207,14 @@ MISTAKES = [
         edits=[Edit("train_bilm", "model.to(device).train()", "model.to(device)")],
     ),
     Mistake(
+        "progress-bar-always-shown",
+        "train_bilm shows its progress bar whatever `progress` says",
+        concept="progress=False means a silent run (grading, notebooks, sweeps)",
+        caught_by="test_the_progress_bar_and_the_log",
+        edits=[Edit("train_bilm", "progress_bar(recipe.epochs, progress)",
+                    "progress_bar(recipe.epochs, True)")],
+    ),
+    Mistake(
         "device-argument-ignored",
         "train_bilm calls get_device() without its device argument",
         concept="the device argument decides where the model trains",
@@ -250,5 +258,25 @@ ALTERNATIVES = [
             shuffler = random.Random(seed)
         """), Edit("train_bilm", SHUFFLE,
                    "shuffler.sample(range(len(sentences)), len(sentences))")],
+    ),
+    Alternative(
+        "model-zero-grad-and-own-log",
+        "train_bilm clears the gradients through the model, before the backward pass, and "
+        "prints the log itself",
+        edits=[Edit("train_bilm", """
+            optimizer.zero_grad()
+            loss = bilm_loss(model(ids, lengths), ids, lengths)
+        """, """
+            loss = bilm_loss(model(ids, lengths), ids, lengths)
+            model.zero_grad(set_to_none=True)
+        """), Edit("train_bilm", """
+            history.append(corpus_loss(model, corpus, word2idx))
+            show_loss(bar, epoch, history[-1], log_every)
+        """, """
+            history.append(corpus_loss(model, corpus, word2idx))
+            bar.set_postfix(loss=history[-1])
+            if log_every and epoch % log_every == 0:
+                print(f"epoch {epoch:3d}  loss {history[-1]:.4f}")
+        """)],
     ),
 ]

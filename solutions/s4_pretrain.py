@@ -67,11 +67,11 @@ def bilm_loss(output: BiLMOutput, ids: torch.Tensor, lengths: torch.Tensor) -> t
     token t - 1. A prediction counts only when both its position and its target are real
     tokens (t < lengths[b]): padding is never a position nor a target.
 
-    Works on the device of `ids` and the logits, with `lengths` on the CPU or on that
-    device: make every tensor you create on `ids.device` (`torch.arange(..., device=
-    ids.device)`, `lengths.to(ids.device)`). The tests check this on PyTorch's `meta` device,
-    which has shapes but no values: there they accept an operation that needs values
-    (`.item()`, a boolean mask) but not one that mixes tensors of two devices.
+    Works wherever `ids` and the logits live (a GPU included), with `lengths` on the CPU
+    or on that device: every tensor the function makes must live on `ids.device`. The
+    tests run it on PyTorch's `meta` device, which has shapes but no values: there they
+    accept an operation that needs values (`.item()`, a boolean mask) but not one that
+    mixes tensors of two devices.
 
     Args:
         output: the biLM's output for `ids`; logits are (T, B, V).
@@ -135,19 +135,25 @@ def train_bilm(
     log_every: int = 10,
     progress: bool = True,
 ) -> list[float]:
-    """Pre-train `model` on `corpus` with Adam; deterministic given `seed`.
+    """Pre-train `model` on `corpus`; the same `seed` gives the same training.
 
     An epoch visits every sentence of the corpus exactly once, in an order shuffled afresh
-    for each epoch, and cuts that order into batches of `recipe.batch_size` consecutive
-    sentences (the last batch may be smaller). Each batch, padded with `pad_batch`, is one
-    step: the gradient of `bilm_loss` on it, with its lengths, from zero, then one step of
-    the one Adam optimizer (lr `recipe.lr`, over all of the model's parameters) that lives
-    for the whole run.
+    for each epoch, in batches of `recipe.batch_size` sentences (the last batch may be
+    smaller). Each batch, padded as section 2 pads and read by the model with its lengths,
+    is one step of Adam with learning rate `recipe.lr` on `bilm_loss`. One optimizer lives
+    for the whole run, so its moment estimates carry over from step to step, and each step
+    follows the gradient of its own batch alone.
 
     The given line before your code encodes the corpus (`sentences`: each one BOS ... EOS,
-    in corpus order). For the progress bar and the printed log, loop over the epochs of the
-    given `progress_bar(recipe.epochs, progress)` and call the given `show_loss(bar,
-    epoch, loss, log_every)` after each epoch.
+    in corpus order).
+
+    What the learner sees: with `progress`, the given `progress_bar` over the epochs (on
+    stderr); every `log_every` epochs, the line `epoch   N  loss X.XXXX` with that epoch's
+    loss, as the given `show_loss` prints it (on stdout); nothing else is printed.
+
+    Design questions: what must be fresh at every step, and what must last the whole run?
+    Why would a model trained in eval mode, or on a batch read without its lengths, learn
+    something other than the paper's biLM?
 
     Args:
         model: the biLM; it is moved to `device` and left in training mode.
@@ -157,15 +163,15 @@ def train_bilm(
         seed: decides the shuffled orders, alone: the same seed gives the same orders (and
             the same training, from the same weights) whatever was drawn from python's,
             numpy's or torch's global generators before; another seed, other orders. How is
-            yours to choose: `set_seed(seed)` first, or a `torch.Generator` of the shuffle's
+            yours to choose: section 1's `set_seed` first, or a generator of the shuffle's
             own (it leaves the global generators alone), or both.
-        device: where to train; None picks it with `get_device`.
+        device: where to train; None picks it as section 1's `get_device` does.
         log_every: print the loss every this many epochs (0: never).
-        progress: show a progress bar over epochs with the current loss.
+        progress: show a progress bar over the epochs with the current loss.
 
     Returns:
-        the history: element i is `corpus_loss(model, corpus, word2idx)` measured after the
-        last step of epoch i + 1, a float; a list of `recipe.epochs` of them.
+        the history: element i is the corpus loss (`corpus_loss` of the whole corpus)
+        measured after the last step of epoch i + 1, a float; `recipe.epochs` of them.
     """
     sentences = _encode_corpus(corpus, word2idx)  # each sentence BOS ... EOS, given
     # BEGIN SOLUTION

@@ -129,6 +129,10 @@ def read_contract(exercises_dir: Path = EXERCISES_DIR) -> Contract:
 # --- the section tests ---------------------------------------------------------------------
 
 
+# pytest's own fixtures that a section test may take: what is read on them is pytest's.
+PYTEST_FIXTURES = {"capsys", "capfd", "caplog", "monkeypatch", "recwarn", "request", "tmp_path"}
+
+
 def _imported_names(tree: ast.Module) -> set[str]:
     names = set()
     for node in ast.walk(tree):
@@ -239,8 +243,8 @@ def section_test_problems(section: Section, contract: Contract, library: frozens
                                     "ids=, or pytest.param(..., id=...)")
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             root = _root(node)
-            if isinstance(root, ast.Name) and root.id in modules:
-                continue  # torch.backends.cudnn, np.testing, st.data: a library's
+            if isinstance(root, ast.Name) and (root.id in modules or root.id in PYTEST_FIXTURES):
+                continue  # torch.backends.cudnn, np.testing, capsys.readouterr: a library's
             if isinstance(node.value, ast.Name) and node.value.id in fixtures:
                 counts["attributes"] += 1
                 module = fixtures[node.value.id].module

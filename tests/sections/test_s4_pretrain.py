@@ -250,51 +250,97 @@ def test_the_seed_alone_decides_the_order(setup, bilm, corpus, pretrain):
     )
 
 
-def assert_two_adam_steps(pretrain, trained_model, by_hand, ids, lengths, why):
-    """Take two Adam steps (lr 0.01) on `by_hand` with the batch `ids`, by hand, and check
-    that `trained_model`, trained by `train_bilm` from the same weights, matches them."""
-    optimizer = torch.optim.Adam(by_hand.parameters(), lr=0.01)
-    for _ in range(2):
-        optimizer.zero_grad()
-        pretrain.bilm_loss(by_hand(ids, lengths), ids, lengths).backward()
-        optimizer.step()
-    pairs = zip(trained_model.state_dict().items(), by_hand.state_dict().values(), strict=True)
-    for (name, got), want in pairs:
-        assert torch.allclose(got, want, atol=1e-6), f"after training, {name} {why}"
+class Snapshots:
+    """The model's weights at the start of every training step, and each step's batch, from
+    a forward pre-hook: what train_bilm does, seen from the model it trains."""
+
+    def __init__(self, model):
+        self.weights, self.batches = [], []
+        model.register_forward_pre_hook(self, with_kwargs=True)
+
+    def __call__(self, module, args, kwargs):
+        if torch.is_grad_enabled():  # not corpus_loss's forward, after the epoch
+            self.weights.append({n: p.detach().clone() for n, p in module.named_parameters()})
+            self.batches.append((*args, *kwargs.values()))
 
 
-def test_each_step_is_one_adam_step_on_a_fresh_gradient(setup, bilm, corpus, pretrain):
-    """Two steps on the same sentence, against the same two steps written out by hand."""
+def stepped(setup, bilm, corpus, pretrain, sentences, recipe):
+    """A small biLM trained by train_bilm with its weights before each step and after the
+    last: (model, snapshots, weights after each step in order, word2idx)."""
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
-    sentence = "turn right at the river"
     setup.set_seed(1)
     model = bilm.BiLM(len(word2idx), **SMALL)
-    by_hand = copy.deepcopy(model)
-    pretrain.train_bilm(model, [sentence, sentence], word2idx, pretrain.Recipe(1, 0.01, 1),
-                        device="cpu", log_every=0, progress=False)
-    ids, lengths = corpus.pad_batch([corpus.encode(sentence, word2idx, add_boundaries=True)])
-    assert_two_adam_steps(pretrain, model, by_hand, ids, lengths, (
-        "differs from two steps of one Adam optimizer (lr 0.01) taken by hand; is "
-        "zero_grad() called before each backward(), with the recipe's learning rate, and one "
-        "optimizer kept for the whole run?"))
+    snapshots = Snapshots(model)
+    pretrain.train_bilm(model, sentences, word2idx, pretrain.Recipe(*recipe), device="cpu",
+                        log_every=0, progress=False)
+    final = {n: p.detach().clone() for n, p in model.named_parameters()}
+    return model, snapshots, [*snapshots.weights[1:], final], word2idx
 
 
-def test_a_padded_batch_trains_with_its_lengths(setup, bilm, corpus, pretrain):
-    """Two sentences of different lengths in one batch, two epochs: two Adam steps on the
-    loss of the padded batch, with its lengths, as written out by hand."""
-    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+def gradient(bilm, pretrain, model, weights, ids, lengths):
+    """The gradient of bilm_loss on (ids, lengths) at `weights`, for every parameter."""
+    probe = copy.deepcopy(model)
+    probe.load_state_dict(weights, strict=False)
+    probe.train()
+    pretrain.bilm_loss(probe(ids, lengths), ids, lengths).backward()
+    return {n: p.grad if p.grad is not None else torch.zeros_like(p)
+            for n, p in probe.named_parameters()}
+
+
+def test_the_first_step_is_adam_with_the_recipes_learning_rate(setup, bilm, corpus, pretrain):
+    """Adam's first step moves every weight by the learning rate against the sign of its
+    gradient: the gradient of bilm_loss on the padded batch, with the batch's lengths."""
     sentences = ["turn right at the river", "he wore a gold watch on his hand"]
-    setup.set_seed(2)
-    model = bilm.BiLM(len(word2idx), **SMALL)
-    by_hand = copy.deepcopy(model)
-    pretrain.train_bilm(model, sentences, word2idx, pretrain.Recipe(2, 0.01, 2),
-                        device="cpu", log_every=0, progress=False)
-    ids, lengths = corpus.pad_batch(
-        [corpus.encode(s, word2idx, add_boundaries=True) for s in sentences])
-    assert_two_adam_steps(pretrain, model, by_hand, ids, lengths, (
-        "differs from two Adam steps on the padded batch's loss; does each step pass the "
-        "batch's lengths to the biLM, and take each sentence once per epoch, batch_size at a "
-        "time?"))
+    lr = 0.02
+    model, snapshots, after, word2idx = stepped(setup, bilm, corpus, pretrain, sentences,
+                                                (2, lr, 1))
+    assert len(snapshots.weights) == 1, (
+        f"2 sentences in batches of 2 make one training step; there were "
+        f"{len(snapshots.weights)}")
+    ids, lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
+                                     for s in sentences])
+    grads = gradient(bilm, pretrain, model, snapshots.weights[0], ids, lengths)
+    for name, before in snapshots.weights[0].items():
+        moved, grad = after[0][name] - before, grads[name]
+        clear = grad.abs() > 1e-5  # where the sign of the gradient is beyond rounding
+        assert torch.allclose(moved[clear], -lr * grad[clear].sign(), atol=0.1 * lr), (
+            f"after the first step, {name} moved by up to {moved.abs().max():.4g}, not by "
+            f"the learning rate ({lr}) against the sign of the gradient of bilm_loss on the "
+            "padded batch: is the optimizer Adam with the recipe's learning rate, and does the "
+            "model read the batch with its lengths?"
+        )
+
+
+def test_one_optimizer_follows_each_batchs_own_gradient(setup, bilm, corpus, pretrain):
+    """Two steps, one per sentence. A word of the first sentence only has no gradient in the
+    second step: one Adam kept for the whole run still moves it (its momentum), by less than
+    a full step (its gradient is the second batch's alone, not the first's piled up)."""
+    sentences = ["turn right at the river", "he wore a gold watch on his hand"]
+    lr = 0.02
+    model, snapshots, after, word2idx = stepped(setup, bilm, corpus, pretrain, sentences,
+                                                (1, lr, 1))
+    second_ids, second_lengths = snapshots.batches[1][:2]
+    grads = gradient(bilm, pretrain, model, snapshots.weights[1], second_ids, second_lengths)
+    first_moved = {n: after[0][n] - w for n, w in snapshots.weights[0].items()}
+    still = {n: (first_moved[n].abs() > 0.5 * lr) & (grads[n] == 0) for n in grads}
+    assert sum(int(mask.sum()) for mask in still.values()) > 0, (
+        "no weight moved in the first step and had no gradient in the second: the two "
+        "steps should train on the two sentences, one each")
+    for name, mask in still.items():
+        moved = (after[1][name] - snapshots.weights[1][name])[mask].abs()
+        if moved.numel() == 0:
+            continue
+        assert moved.min() > 0.1 * lr, (
+            f"in the second step, weights of {name} that the first sentence trained and the "
+            "second does not touch did not move: Adam's moment estimates carry over from "
+            "step to step, so make one optimizer for the whole run, not one per batch"
+        )
+        assert moved.max() < 0.9 * lr, (
+            f"in the second step, weights of {name} with no gradient from the second "
+            f"sentence moved by {moved.max():.4g}, a full step of lr {lr}: is the first "
+            "step's gradient still there? Each step follows the gradient of its own batch, "
+            "computed from zero"
+        )
 
 
 def test_the_device_argument_is_where_it_trains(setup, bilm, corpus, pretrain, monkeypatch):
@@ -317,33 +363,24 @@ def test_the_default_seed_is_0(setup, bilm, corpus, pretrain):
     )
 
 
-def test_the_bar_and_the_log_are_the_given_ones(setup, bilm, corpus, pretrain, monkeypatch):
-    """The epochs come from progress_bar(recipe.epochs, progress), and show_loss(bar, epoch,
-    loss, log_every) follows each epoch with that epoch's loss; by default progress=True and
-    log_every=10."""
-    bars, shown = [], []
-
-    def progress_bar(epochs, show):
-        bars.append((epochs, show))
-        return range(1, epochs + 1)
-
-    monkeypatch.setattr(pretrain, "progress_bar", progress_bar)
-    monkeypatch.setattr(pretrain, "show_loss",
-                        lambda bar, epoch, loss, log_every: shown.append((epoch, loss, log_every)))
+def test_the_progress_bar_and_the_log(setup, bilm, corpus, pretrain, capsys):
+    """progress=True shows a bar on stderr; log_every=n prints `epoch N  loss X` every n
+    epochs on stdout, with the history's losses; progress=False, log_every=0: silence."""
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
-    for options, show, log_every in [({}, True, 10), (dict(progress=False, log_every=0), False, 0)]:
-        bars.clear()
-        shown.clear()
+    for progress, log_every in [(True, 1), (False, 2), (False, 0)]:
         setup.set_seed(0)
         history = pretrain.train_bilm(bilm.BiLM(len(word2idx), **SMALL), corpus.CORPUS[:2],
                                       word2idx, pretrain.Recipe(2, 0.01, 3), device="cpu",
-                                      **options)
-        where = f"train_bilm({', '.join(['...', *(f'{k}={v}' for k, v in options.items())])})"
-        assert bars == [(3, show)], (
-            f"{where} should loop over the given progress_bar(recipe.epochs, progress), "
-            f"called once as progress_bar(3, {show}); the calls were {bars}")
-        wanted = [(epoch, loss, log_every) for epoch, loss in enumerate(history, start=1)]
-        assert shown == wanted, (
-            f"{where} should call the given show_loss(bar, epoch, loss, log_every) after each "
-            f"epoch, with the epoch's number (1 to 3), its loss (history's) and log_every = "
-            f"{log_every}: expected (epoch, loss, log_every) = {wanted}, got {shown}")
+                                      progress=progress, log_every=log_every)
+        out, err = capsys.readouterr()
+        where = f"train_bilm(..., progress={progress}, log_every={log_every})"
+        logged = [line.split() for line in out.splitlines() if line.startswith("epoch")]
+        wanted = [["epoch", str(e), "loss", f"{loss:.4f}"] for e, loss in
+                  enumerate(history, start=1) if log_every and e % log_every == 0]
+        assert logged == wanted, (
+            f"{where} should print the loss of every {log_every or 'no'} epoch(s), as the "
+            f"given show_loss does (`epoch   1  loss 3.2158`): expected the lines {wanted}, "
+            f"got {logged}")
+        assert ("pre-training" in err) == progress, (
+            f"{where} should {'show' if progress else 'not show'} the given progress bar "
+            f"over the epochs (progress_bar(epochs, progress)) on stderr; stderr was {err!r}")
