@@ -19,7 +19,7 @@ MISTAKES = [
         "lstms-in-a-plain-list",
         "the LSTMs of each direction are kept in a plain python list",
         concept="an nn.Module registers only submodules it can see: nn.ModuleList, not list",
-        caught_by="test_the_lstms_and_heads_are_registered_parameters",
+        caught_by="test_the_state_dict_holds_the_whole_model",
         edits=[Edit("BiLM.__init__", "self.forward_lstms = nn.ModuleList(",
                     "self.forward_lstms = list("),
                Edit("BiLM.__init__", "self.backward_lstms = nn.ModuleList(",
@@ -45,7 +45,7 @@ MISTAKES = [
         "one-multi-layer-lstm",
         "each direction is one nn.LSTM(num_layers=2), which returns its top layer only",
         concept="ELMo needs every layer: a stack of one-layer LSTMs",
-        caught_by="test_two_lstm_layers_of_256_per_direction",
+        caught_by="test_seed_key_shapes",
         edits=[Edit("BiLM.__init__", FORWARD_STACK, "self.forward_lstms = nn.ModuleList(["
                     "nn.LSTM(hidden_dim, hidden_dim, num_layers)])\n"),
                Edit("BiLM.__init__", BACKWARD_STACK, "self.backward_lstms = nn.ModuleList(["
@@ -64,7 +64,7 @@ MISTAKES = [
         "lstms-read-the-embedding",
         "the first LSTMs read the word embedding x, not the projection p",
         concept="p, layer 0's half, is also the LSTMs' input (the paper's projected token)",
-        caught_by="test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1",
+        caught_by="test_each_layer_reads_the_layer_below",
         edits=[Edit("BiLM.__init__", FORWARD_STACK, FORWARD_STACK_FROM_X),
                Edit("BiLM.__init__", BACKWARD_STACK, FORWARD_STACK_FROM_X.replace(
                    "forward", "backward")),
@@ -128,7 +128,7 @@ MISTAKES = [
         "logits-from-the-first-layer",
         "the heads score the first LSTM layer's states instead of the top layer's",
         concept="the LM's predictions come from the top of each stack",
-        caught_by="test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1",
+        caught_by="test_logits_come_from_the_top_layer",
         edits=[Edit("BiLM.forward", "self.forward_head(forward_states[-1])",
                     "self.forward_head(forward_states[0])"),
                Edit("BiLM.forward", "self.backward_head(backward_states[-1])",
@@ -145,7 +145,7 @@ MISTAKES = [
         "no-residual",
         "the second LSTM layer's output is used without adding its input",
         concept="a residual connection adds layer 1 to layer 2 (the paper, Sec. 3.4)",
-        caught_by="test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1",
+        caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",
         edits=[Edit("BiLM._run_stack", """
             if depth > 0:
                 layer_output = layer_output + layer_input  # residual, as in the paper
@@ -155,7 +155,7 @@ MISTAKES = [
         "residual-into-layer-1",
         "every layer adds its input, so layer 1 is the first LSTM's output plus p",
         concept="the residual connection joins LSTM layers: layer 1 is the first LSTM's output",
-        caught_by="test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1",
+        caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",
         edits=[Edit("BiLM._run_stack", """
             if depth > 0:
                 layer_output = layer_output + layer_input  # residual, as in the paper
@@ -202,6 +202,19 @@ MISTAKES = [
                     "torch.arange(x.shape[0])")],
     ),
     Mistake(
+        "ids-read-as-two-dimensional",
+        "BiLM.forward unpacks `seq_len, batch = ids.shape`, so ids with a trailing dimension "
+        "(section 8's characters) fail",
+        concept="forward reads T and B as ids.shape[:2] and hands ids whole to the token layer",
+        caught_by="test_forward_hands_ids_whole_to_the_token_layer",
+        edits=[Edit("BiLM.forward", """
+            mask = (torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
+        """, """
+            seq_len, batch = ids.shape
+            mask = (torch.arange(seq_len, device=ids.device).unsqueeze(1)
+        """)],
+    ),
+    Mistake(
         "num-layers-ignored",
         "the biLM builds two LSTMs per direction, whatever num_layers says",
         concept="num_layers decides the depth of each stack, and the number of layers",
@@ -234,5 +247,20 @@ ALTERNATIVES = [
         "the layers' padded positions are zeroed with masked_fill",
         edits=[Edit("BiLM.forward", "layers=torch.stack(layers) * mask,",
                     "layers=torch.stack(layers).masked_fill(~mask, 0.0),")],
+    ),
+    Alternative(
+        "stacks-in-a-module-dict",
+        "each direction's LSTMs under its name in one nn.ModuleDict, with its own attribute "
+        "names",
+        edits=[Edit("BiLM.__init__", FORWARD_STACK + BACKWARD_STACK.lstrip("\n"), """
+self.stacks = nn.ModuleDict({
+    direction: nn.ModuleList(nn.LSTM(hidden_dim, hidden_dim) for _ in range(num_layers))
+    for direction in ("left_to_right", "right_to_left")
+})
+"""),
+               Edit("BiLM.forward", "self._run_stack(self.forward_lstms, tokens)",
+                    "self._run_stack(self.stacks['left_to_right'], tokens)"),
+               Edit("BiLM.forward", "self.backward_lstms, reverse_within_lengths",
+                    "self.stacks['right_to_left'], reverse_within_lengths")],
     ),
 ]

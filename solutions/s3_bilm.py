@@ -6,20 +6,23 @@
         backward : reverse(p) ─> LSTM ─> LSTM (+ residual) ─> reverse ─> logits of token t-1
         layer j  = [h_fj ; h_bj]                                  (T, B, 512), j = 1, 2
 
-Choices, and where they come from:
+What the paper and its code decide, and the contract below states:
 
 * Layer 0 is the token representation duplicated, [p; p], so that all three layers have
-  width 512 and can be mixed in section 7. The paper's reference code does the same
-  (bilm-tf's `model.py`, AllenNLP's `elmo.py`). The 128-d embedding is brought to the LSTM
-  width 256 by a learned projection `p`, which is also the LSTMs' input; in the paper the
-  character CNN's output is projected to the LSTM width the same way.
-* Each direction is a stack of single-layer `nn.LSTM`s, because a 2-layer `nn.LSTM`
-  returns only its top layer's sequence and ELMo needs every layer.
-* A residual connection adds layer 1's output to layer 2's, as in the paper (Sec. 3.4).
-* The backward LSTM reads each sentence reversed *within its own length*: reversing the
-  padded tensor as a whole would put padding first. With padding only ever at the end of
-  what each LSTM reads, no packing is needed: an LSTM cannot see the future, so padding
-  never reaches a real position.
+  width 512 and can be mixed in section 7 (bilm-tf's `model.py`, AllenNLP's `elmo.py`).
+  The 128-d embedding x is brought to the LSTM width 256 by a learned projection, p, which
+  is also the LSTMs' input; in the paper the character CNN's output is projected the same
+  way.
+* A residual connection adds layer 1's output to layer 2's (Sec. 3.4).
+* The two directions are separate language models that share only the token layer.
+
+What is yours to decide, with questions to decide it by:
+
+* How to hold each direction's layers. Why can one 2-layer `nn.LSTM` not serve, when ELMo
+  needs every layer? Why does a python list of modules lose them from `state_dict()`?
+* How the backward direction reads a sentence. What does it read first if the padded
+  tensor is reversed as a whole, and why does no packing of sequences become necessary if
+  padding only ever comes at the end of what an LSTM reads?
 
 Simplifications against the paper (Peters et al. 2018, Sec. 3.4): a word embedding instead
 of the character CNN; hidden 256 instead of 4096 cells with 512-d projections; no dropout;
@@ -86,21 +89,22 @@ class BiLM(nn.Module):
         num_layers: LSTM layers per direction (the seed's 2).
         padding_idx: the index of <pad>; its embedding is zero and stays zero.
 
+    The parts that other sections, the notebooks and the analyses read:
+
     Attributes:
-        embedding: `nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)`, the
-            word embedding x.
-        token_projection: `nn.Linear(embedding_dim, hidden_dim)`: p = token_projection(x),
-            the token representation; layer 0 is [p; p], and p is the first LSTMs' input.
-        forward_lstms: an `nn.ModuleList` of num_layers one-layer, one-direction
-            `nn.LSTM(hidden_dim, hidden_dim)`, bottom first: the forward direction. (In a
-            plain list, the LSTMs would be no part of `parameters()`, `state_dict()` or
-            `.to(device)`.)
-        backward_lstms: the same for the backward direction: LSTMs of its own, which share
-            no parameter with the forward ones.
-        forward_head: `nn.Linear(hidden_dim, vocab_size)`: the scores of token t + 1 from the
-            top forward LSTM's state at t.
-        backward_head: `nn.Linear(hidden_dim, vocab_size)`: the scores of token t - 1 from the
-            top backward LSTM's state at t; a layer of its own, not forward_head.
+        embedding: the token layer: ids (T, B) -> x (T, B, embedding_dim), one learned
+            vector per token; the vector of `padding_idx` is zero and gets no gradient, so it
+            stays zero. Section 8 replaces it with a layer that takes ids (T, B, W).
+        token_projection: x -> p (T, B, hidden_dim), a learned affine map: p is the token
+            representation, layer 0 is [p; p], and p is what each direction's first LSTM
+            reads. Section 8 replaces it with its character CNN.
+        forward_head: a top forward state (..., hidden_dim) -> the scores (..., vocab_size)
+            of the next token, a learned affine map.
+        backward_head: the same for the backward direction, a layer of its own.
+
+    How the LSTMs are held is yours to decide, as long as every weight is registered (in
+    `parameters()` and `state_dict()`, moved by `.to(device)`) and the two directions
+    share no weight: beyond the token layer, no parameter may shape both directions.
 
     Raises:
         ValueError: a size below 1 (from the given `check_sizes`).
@@ -133,8 +137,25 @@ class BiLM(nn.Module):
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor | None = None) -> BiLMOutput:
         """Run both directions over a padded batch.
 
+        With p = token_projection(embedding(ids)) and, for j = 1..num_layers, h_fj and h_bj
+        the outputs of the j-th forward and backward LSTM:
+
+            layer 0 = [p; p]
+            layer 1 = [h_f1; h_b1]        h_f1 = LSTM_f1(p), no residual from p
+            layer j = [h_fj; h_bj]        h_fj = LSTM_fj(h_f(j-1)) + h_f(j-1), for j >= 2
+            forward_logits  = forward_head(h_f top)     (the scores of token t + 1)
+            backward_logits = backward_head(h_b top)    (the scores of token t - 1)
+
+        and the same for the backward direction, which reads each sentence from its last
+        real token to its first. The forward states at t depend on tokens 0..t only, the
+        backward ones on tokens t..n-1 of their sentence only; each LSTM starts from its zero
+        state on every call. A sentence in a padded batch gets exactly what it gets alone,
+        and every layer is zero at padded positions.
+
         Args:
             ids: LongTensor (T, B) of token ids, right-padded; batch B = 1 is one sentence.
+                Read T and B as `ids.shape[:2]` and hand `ids` whole to `self.embedding`:
+                section 8's token layer takes ids (T, B, W), with W characters per token.
             lengths: LongTensor (B,) of valid lengths; None means every column is T long.
                 The given `_check_input` checks both and makes `lengths` a LongTensor (B,)
                 on the CPU, None included.
@@ -177,6 +198,9 @@ class BiLM(nn.Module):
         Layer 1 is the first LSTM's output on `inputs`; every higher layer is its LSTM's
         output on the layer below, plus that layer (the residual connection). Each LSTM
         starts from its zero state on every call, so the same input gives the same output.
+
+        A helper for `forward`, run once per direction; no test calls it, so its signature
+        is yours to change if you hold the LSTMs otherwise.
         """
         # BEGIN SOLUTION
         outputs, layer_input = [], inputs

@@ -64,10 +64,11 @@ class Contract:
     defined: dict[str, set[str]] = field(default_factory=dict)  # module -> public names in view
     attributes: set[str] = field(default_factory=set)  # listed in an `Attributes:` block
     raises: dict[str, set[str]] = field(default_factory=dict)  # module -> names in `Raises:`
+    methods: set[str] = field(default_factory=set)  # of the classes in view, given hooks too
 
     @property
     def documented(self) -> set[str]:
-        return set().union(*self.defined.values()) | self.attributes
+        return set().union(*self.defined.values()) | self.attributes | self.methods
 
 
 def _block_entries(docstring: str, heading: str) -> list[str]:
@@ -117,6 +118,7 @@ def read_contract(exercises_dir: Path = EXERCISES_DIR) -> Contract:
                 for item in node.body:
                     if isinstance(item, ast.FunctionDef):
                         defined.add(item.name)
+                        contract.methods.add(item.name)
                     elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                         defined.add(item.target.id)
         contract.defined[section.module] = {n for n in defined if not n.startswith("_")}

@@ -1,7 +1,10 @@
 """Section 3: the biLM's shapes and parts, its layer 0, padding, and that no direction peeks."""
 
+import copy
+
 import pytest
 import torch
+from torch import nn
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -58,46 +61,47 @@ def test_seed_key_shapes(model):
         assert shape == (7, 1, VOCAB), f"{name}: expected (7, 1, {VOCAB}), got {shape}"
 
 
-def test_two_lstm_layers_of_256_per_direction(model):
-    """forward_lstms and backward_lstms each hold 2 one-layer, one-direction LSTMs of 256."""
-    for name in ("forward_lstms", "backward_lstms"):
-        stack = getattr(model, name)
-        assert len(stack) == 2, f"{name}: expected num_layers = 2 LSTMs, found {len(stack)}"
-        for lstm in stack:
-            found = (lstm.hidden_size, lstm.num_layers, lstm.bidirectional)
-            assert found == (256, 1, False), (
-                f"{name}: each layer should be a one-layer, one-direction nn.LSTM of hidden "
-                f"size 256: (hidden_size, num_layers, bidirectional) should be (256, 1, False), "
-                f"found {found}"
-            )
-
-
-def test_the_lstms_and_heads_are_registered_parameters(model):
-    """Every LSTM's and head's weights are in parameters() and state_dict(): nn.ModuleList."""
-    registered = {id(p) for p in model.parameters()}
-    saved = {id(t) for t in model.state_dict(keep_vars=True).values()}
-    parts = [*[(f"forward_lstms[{i}]", m) for i, m in enumerate(model.forward_lstms)],
-             *[(f"backward_lstms[{i}]", m) for i, m in enumerate(model.backward_lstms)],
-             ("forward_head", model.forward_head), ("backward_head", model.backward_head)]
-    for name, part in parts:
-        missing = {id(p) for p in part.parameters()} - (registered & saved)
-        assert not missing, (
-            f"{name}'s weights are not among the biLM's parameters() and state_dict(): an "
-            "optimizer would never train them and a checkpoint would not hold them; keep the "
-            "LSTMs in an nn.ModuleList, not a plain list"
+def test_the_state_dict_holds_the_whole_model(setup, bilm):
+    """A biLM given another one's state_dict computes what that one computes: every part
+    that shapes the output is registered (parameters(), state_dict(), .to(device))."""
+    first, second = model_of(setup, bilm), bilm.BiLM(VOCAB).eval()
+    second.load_state_dict(first.state_dict())
+    ids = one_sentence()
+    for name, got, want in zip(bilm.BiLMOutput._fields, second(ids), first(ids), strict=True):
+        assert close(got, want), (
+            f"a biLM loaded with another's state_dict gives other {name}: some of its weights "
+            "are not registered (an LSTM in a plain python list, a tensor that is not an "
+            "nn.Parameter), so an optimizer never trains them and a checkpoint loses them"
         )
 
 
-def test_each_direction_has_its_own_parameters(model):
-    """The backward LSTMs and head share no parameter with the forward ones."""
-    for forward, backward in [("forward_lstms", "backward_lstms"),
-                              ("forward_head", "backward_head")]:
-        ours = {id(p) for p in getattr(model, forward).parameters()}
-        shared = [n for n, p in getattr(model, backward).named_parameters() if id(p) in ours]
-        assert not shared, (
-            f"{backward} shares {shared} with {forward}: the two directions are separate "
-            "language models, each with a set of parameters of its own"
-        )
+TOKEN_LAYER = ("embedding.", "token_projection.")  # what both directions read, p
+
+
+def parameters_behind(model, ids, pick):
+    """The names of the parameters whose gradient from `pick(model(ids))` is not zero."""
+    model.zero_grad()
+    out = pick(model(ids))
+    (out * torch.randn(out.shape, generator=torch.Generator().manual_seed(0))).sum().backward()
+    found = {n for n, p in model.named_parameters() if p.grad is not None and p.grad.any()}
+    model.zero_grad()
+    return found
+
+
+def test_each_direction_has_its_own_parameters(setup, bilm):
+    """Beyond the token layer (embedding, token_projection), no parameter shapes both the
+    forward direction (its states and logits) and the backward one."""
+    model, ids, h = model_of(setup, bilm, embedding_dim=8, hidden_dim=8), one_sentence(), 8
+    forward = (parameters_behind(model, ids, lambda out: out.forward_logits)
+               | parameters_behind(model, ids, lambda out: out.layers[1:, ..., :h]))
+    backward = (parameters_behind(model, ids, lambda out: out.backward_logits)
+                | parameters_behind(model, ids, lambda out: out.layers[1:, ..., h:]))
+    shared = sorted(n for n in forward & backward if not n.startswith(TOKEN_LAYER))
+    assert not shared, (
+        f"{shared} shape both the forward and the backward direction: the two directions are "
+        "separate language models, each with LSTMs and a head of its own; only the token "
+        "layer p is theirs in common"
+    )
 
 
 def test_layer_0_is_the_projected_token_twice(model):
@@ -141,21 +145,58 @@ def test_every_parameter_is_used(setup, bilm):
 
 
 def test_each_layer_reads_the_layer_below(setup, bilm):
-    """Changing the first LSTM of a direction changes that direction's half of layer 2."""
-    fresh = model_of(setup, bilm)
-    ids = one_sentence()
+    """Layer 1 of each direction reads p (token_projection's output); layer 2 reads layer 1:
+    changing the weights behind layer 1 changes layer 2."""
+    h = 8
+    fresh, ids = model_of(setup, bilm, embedding_dim=8, hidden_dim=h), one_sentence()
     before = fresh(ids).layers
-    g = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for stack in (fresh.forward_lstms, fresh.backward_lstms):
-            for weight in stack[0].parameters():
-                weight.add_(torch.randn(weight.shape, generator=g))
-    after = fresh(ids).layers
-    for name, half in [("forward", slice(None, 256)), ("backward", slice(256, None))]:
-        assert not torch.allclose(before[2, ..., half], after[2, ..., half]), (
-            f"changing the first {name} LSTM layer left layer 2 unchanged: the second layer "
-            "should read the first layer's outputs, not the token representation"
+    for name, half in [("forward", slice(None, h)), ("backward", slice(h, None))]:
+        first = parameters_behind(fresh, ids, lambda out: out.layers[1, ..., half])
+        assert any(n.startswith("token_projection.") for n in first), (
+            f"the {name} half of layer 1 does not depend on token_projection: the first "
+            "LSTM should read p = token_projection(embedding(ids)), not the embedding x"
         )
+        g = torch.Generator().manual_seed(0)
+        changed = copy.deepcopy(fresh)
+        with torch.no_grad():
+            for n, weight in changed.named_parameters():
+                if n in first and not n.startswith(TOKEN_LAYER):
+                    weight.add_(torch.randn(weight.shape, generator=g))
+        after = changed(ids).layers
+        assert not torch.allclose(before[2, ..., half], after[2, ..., half]), (
+            f"changing the weights of the first {name} LSTM layer left layer 2 unchanged: "
+            "the second layer should read the first layer's outputs, not p"
+        )
+
+
+def test_layer_2_adds_layer_1_and_layer_1_adds_nothing(setup, bilm):
+    """The residual connection (the paper's Sec. 3.4): with the weights of layer 2's own
+    LSTMs at zero, an LSTM outputs zero and layer 2 is layer 1; with layer 1's at zero,
+    layer 1 is zero (no residual from p)."""
+    h = 8
+    fresh, ids = model_of(setup, bilm, embedding_dim=8, hidden_dim=h), one_sentence()
+    for name, half in [("forward", slice(None, h)), ("backward", slice(h, None))]:
+        first = parameters_behind(fresh, ids, lambda out: out.layers[1, ..., half])
+        second = parameters_behind(fresh, ids, lambda out: out.layers[2, ..., half])
+        for zeroed, check in [(second - first, "layer 2"), (first, "layer 1")]:
+            silent = copy.deepcopy(fresh)
+            with torch.no_grad():
+                for n, weight in silent.named_parameters():
+                    if n in zeroed and not n.startswith(TOKEN_LAYER):
+                        weight.zero_()
+            layers = silent(ids).layers[..., half]
+            if check == "layer 2":
+                assert close(layers[2], layers[1]), (
+                    f"with its own LSTM's weights at zero, the {name} half of layer 2 should "
+                    "be layer 1's: layer 2 = LSTM_2(layer 1) + layer 1, the residual "
+                    "connection"
+                )
+            else:
+                assert not layers[1].any(), (
+                    f"with the first {name} LSTM's weights at zero, the {name} half of "
+                    "layer 1 should be zero: layer 1 is the first LSTM's output alone, "
+                    "without a residual from p"
+                )
 
 
 @given(batch=id_batches(VOCAB, max_batch=4, max_len=8))
@@ -273,26 +314,21 @@ def test_reverse_within_lengths_works_on_the_device_of_its_input(bilm):
     )
 
 
-def test_logits_come_from_the_top_layer_and_layer_2_adds_layer_1(setup, bilm):
-    """3 layers: logits are each head of the top state; layer 2 = LSTM 2's output + layer 1."""
+def test_logits_come_from_the_top_layer(setup, bilm):
+    """3 layers: layers has 4 entries, and the logits are each head of its direction's half
+    of the top layer."""
     deep = model_of(setup, bilm, embedding_dim=8, hidden_dim=8, num_layers=3)
-    ids = one_sentence()
-    out = deep(ids)
+    out = deep(one_sentence())
+    assert out.layers.shape[0] == 4, (
+        f"num_layers=3 should give 4 layers (layer 0 and 3 LSTM layers), got "
+        f"{out.layers.shape[0]}"
+    )
     top = out.layers[-1]
     assert close(out.forward_logits, deep.forward_head(top[..., :8])), (
         "the forward logits should be forward_head of the top forward LSTM layer"
     )
     assert close(out.backward_logits, deep.backward_head(top[..., 8:])), (
         "the backward logits should be backward_head of the top backward LSTM layer"
-    )
-    tokens = deep.token_projection(deep.embedding(ids))
-    first, _ = deep.forward_lstms[0](tokens)
-    second, _ = deep.forward_lstms[1](first)
-    assert close(out.layers[1, ..., :8], first), (
-        "layer 1 is the first LSTM's output on p, without a residual connection"
-    )
-    assert close(out.layers[2, ..., :8], second + first), (
-        "layer 2 is the second LSTM's output plus its input, layer 1: the residual connection"
     )
 
 
@@ -324,4 +360,46 @@ def test_pad_embedding_is_zero_and_stays_zero(setup, bilm, corpus):
     fresh(torch.tensor([[corpus.PAD], [5]])).forward_logits.sum().backward()
     assert not fresh.embedding.weight.grad[corpus.PAD].any(), (
         "the embedding of <pad> should get no gradient, so that it stays zero: padding_idx"
+    )
+
+
+class Spelled(nn.Module):
+    """A token layer that takes (T, B, W) ids, as section 8's does: the sum of the
+    embeddings of a token's W ids (the extra ids here are padding, whose embedding is 0)."""
+
+    def __init__(self, embedding):
+        super().__init__()
+        self.embedding = embedding
+        self.num_embeddings = embedding.num_embeddings  # the range the given check reads
+
+    def forward(self, ids):
+        return self.embedding(ids).sum(dim=2)
+
+
+def test_forward_hands_ids_whole_to_the_token_layer(setup, bilm, corpus):
+    """Section 8 swaps `embedding` for a layer that takes (T, B, W) ids: forward reads T and
+    B as the first two dimensions of ids and gives ids to `embedding` as they are."""
+    model = model_of(setup, bilm, embedding_dim=8, hidden_dim=8)
+    ids, lengths = corpus.pad_batch([[5, 6, 7, 8], [9, 10]])
+    wide = torch.stack([ids, torch.full_like(ids, corpus.PAD)], dim=-1)  # (T, B, 2)
+
+    class SpelledBiLM(bilm.BiLM):
+        def _check_input(self, ids, lengths):  # the given check reads (T, B) word ids
+            return super()._check_input(ids[..., 0] if ids.dim() == 3 else ids, lengths)
+
+    spelled = SpelledBiLM(VOCAB, embedding_dim=8, hidden_dim=8).eval()
+    spelled.load_state_dict(model.state_dict())
+    spelled.embedding = Spelled(model.embedding)
+    try:
+        got = spelled(wide, lengths)
+    except Exception as err:  # noqa: BLE001 - any failure is the learner's to read
+        raise AssertionError(
+            "BiLM.forward failed on ids of shape (T, B, 2) with a token layer that takes them "
+            f"({type(err).__name__}: {err}): read T and B as ids.shape[:2] (not `T, B = "
+            "ids.shape`) and give ids to self.embedding whole; section 8 relies on it"
+        ) from err
+    want = model(ids, lengths)
+    assert close(got.layers, want.layers), (
+        "with a token layer that takes (T, B, W) ids, BiLM.forward should give what the word "
+        "ids give: is every use of the input's size read from ids.shape[:2]?"
     )
