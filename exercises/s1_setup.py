@@ -37,8 +37,9 @@ def set_seed(seed: int) -> None:
 
 def get_device(preferred: str | torch.device | None = None) -> torch.device:
     """The device to run on: `preferred` if given, else `$ELMO_DEVICE` (the environment
-    variable named by `DEVICE_ENV_VAR`) if it is set and not empty, else CUDA when
-    `torch.cuda.is_available()`, else CPU.
+    variable named by `DEVICE_ENV_VAR`) if it is set and not empty, else CUDA where torch
+    can use it (as `torch.cuda.is_available` reports; the tests pretend both ways), else
+    CPU.
 
     Args:
         preferred: "cpu", "cuda", "cuda:1", a `torch.device`, or None to decide automatically.
