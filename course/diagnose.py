@@ -81,7 +81,7 @@ def diagnose(found: torch.Tensor, expected: torch.Tensor, time_dim: int = 0,
     missing or applied twice), or a normalisation over another axis (a softmax over the
     wrong dimension)."""
     found, expected = found.detach().double().cpu(), expected.detach().double().cpu()
-    for meaning, transform in TRANSFORMS.items():
+    for meaning, transform in TRANSFORMS.items() if expected.dim() > time_dim else ():
         pair = transform(found, expected, time_dim)
         if pair is not None and not _matches(found, expected, atol, rtol) and _matches(
                 *pair, atol, rtol):
@@ -107,7 +107,7 @@ def difference(found: torch.Tensor, expected: torch.Tensor) -> str:
     if found.shape != expected.shape:
         return f"shape {tuple(found.shape)} where {tuple(expected.shape)} is expected"
     gap = (found.detach().double().cpu() - expected.detach().double().cpu()).abs()
-    where = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape))
+    where = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape)) if gap.dim() else ()
     return (f"largest difference {float(gap.max()):.4g} at index {where} (found "
             f"{float(found[where]):.4g}, expected {float(expected[where]):.4g}); "
             f"{int((gap > 0).sum())} of {gap.numel()} values differ")

@@ -8,6 +8,8 @@ from torch import nn
 from hypothesis import given
 from hypothesis import strategies as st
 
+from course.diagnose import assert_close
+
 from .devices import mixed_devices
 from .strategies import id_batches, id_sequences
 
@@ -109,9 +111,8 @@ def test_layer_0_is_the_projected_token_twice(model):
     ids = one_sentence()
     layer0 = model(ids).layers[0]
     token = model.token_projection(model.embedding(ids))
-    assert close(layer0[..., :256], token), (
-        "layer 0's first half should be p = token_projection(embedding(ids))"
-    )
+    assert_close(layer0[..., :256], token, "layer 0's first half", **TOL,
+                 hint="it should be p = token_projection(embedding(ids))")
     assert torch.equal(layer0[..., :256], layer0[..., 256:]), (
         "layer 0 should be [p; p]: the token representation duplicated, as in the paper's code"
     )
@@ -213,11 +214,10 @@ def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, batch):
                                  alone.forward_logits[:, 0]),
                                 ("backward_logits", together.backward_logits[:n, b],
                                  alone.backward_logits[:, 0])]:
-            assert close(got, want), (
-                f"sentence {b} (length {n} in a batch padded to {ids.shape[0]}): {name} differ "
-                "from running it alone; does the backward LSTM reverse each sentence within "
-                "its own length, or the padded tensor as a whole?"
-            )
+            assert_close(got, want, f"sentence {b}'s {name} (length {n} in a batch padded to "
+                         f"{ids.shape[0]}), against the sentence run alone", **TOL, hint=(
+                             "does the backward LSTM reverse each sentence within its own "
+                             "length, not the padded tensor as a whole?"))
         assert not together.layers[:, n:, b].any(), (
             f"sentence {b}: layers must be zero at its padded positions {n}..{ids.shape[0] - 1}"
         )
@@ -324,12 +324,10 @@ def test_logits_come_from_the_top_layer(setup, bilm):
         f"{out.layers.shape[0]}"
     )
     top = out.layers[-1]
-    assert close(out.forward_logits, deep.forward_head(top[..., :8])), (
-        "the forward logits should be forward_head of the top forward LSTM layer"
-    )
-    assert close(out.backward_logits, deep.backward_head(top[..., 8:])), (
-        "the backward logits should be backward_head of the top backward LSTM layer"
-    )
+    assert_close(out.forward_logits, deep.forward_head(top[..., :8]), "the forward logits",
+                 **TOL, hint="they should be forward_head of the top forward LSTM layer")
+    assert_close(out.backward_logits, deep.backward_head(top[..., 8:]), "the backward logits",
+                 **TOL, hint="they should be backward_head of the top backward LSTM layer")
 
 
 def test_same_input_twice_gives_identical_output(model):
@@ -399,7 +397,6 @@ def test_forward_hands_ids_whole_to_the_token_layer(setup, bilm, corpus):
             "ids.shape`) and give ids to self.embedding whole; section 8 relies on it"
         ) from err
     want = model(ids, lengths)
-    assert close(got.layers, want.layers), (
+    assert_close(got.layers, want.layers, "the layers from (T, B, W) ids", **TOL, hint=(
         "with a token layer that takes (T, B, W) ids, BiLM.forward should give what the word "
-        "ids give: is every use of the input's size read from ids.shape[:2]?"
-    )
+        "ids give: is every use of the input's size read from ids.shape[:2]?"))

@@ -12,6 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.nn import functional as F
 
+from course.diagnose import assert_close
+
 from .devices import mixed_devices
 from .strategies import id_batches
 
@@ -48,11 +50,9 @@ def test_loss_is_forward_plus_backward_cross_entropy(bilm, corpus, pretrain, bat
     assert isinstance(got, torch.Tensor) and got.dim() == 0, (
         f"the loss should be a scalar tensor, got {got!r}"
     )
-    assert torch.allclose(got, want, atol=1e-5), (
-        f"expected forward CE + backward CE = {want.item():.5f}, got {got.item():.5f}; "
+    assert_close(got, want, "the loss (forward CE + backward CE)", atol=1e-5, hint=(
         "forward logits at t predict token t+1, backward logits at t predict token t-1, and "
-        "each direction's mean is over the real targets of the whole batch"
-    )
+        "each direction's mean is over the real targets of the whole batch"))
 
 
 def test_padding_never_counts_in_the_loss(bilm, corpus, pretrain):

@@ -60,3 +60,12 @@ def test_equal_tensors_pass_and_a_shape_is_said():
     assert_close(STATES.clone(), STATES, "the states")
     with pytest.raises(AssertionError, match=r"shape \(7, 3, 4\) where \(7, 3, 8\)"):
         assert_close(STATES[..., :4], STATES, "the states")
+
+
+def test_a_scalar_is_compared_and_its_factor_named():
+    """A loss is a 0-d tensor: no axis to reverse, but a mean where a sum is asked shows."""
+    loss = torch.tensor(3.2)
+    with pytest.raises(AssertionError, match="times 0.5"):
+        assert_close(loss / 2, loss, "the loss")
+    with pytest.raises(AssertionError, match="largest difference 1 at index"):
+        assert_close(loss + 1, loss, "the loss")
