@@ -98,13 +98,19 @@ bench: $(STAMP) ## time to target loss, extraction throughput, test loop (a few 
 	$(PY) -m tools.bench.run $(if $(NO_TEST_LOOP),--no-test-loop) $(if $(RECORD),--record BENCHMARKS.md)
 
 # --- mistakes catalogue and mutation testing ---------------------------------------------
-.PHONY: mistakes mutation
+.PHONY: mistakes signatures check-signatures mutation
 MUTATION_JOBS ?= 2
 
 mistakes: $(STAMP) ## show that each catalogued learner mistake fails its own section's tests
 	$(PY) -m tools.mistakes $(SECTION_ARG)
 
-check-parts: mistakes
+signatures: $(STAMP) ## record every mistake's signature (the tests it fails) in course/signatures.json
+	$(PY) -m tools.mistakes --signatures
+
+check-signatures: $(STAMP) ## the recorded signatures match the current tests and catalogue
+	$(PY) -m tools.mistakes --check-signatures
+
+check-parts: mistakes check-signatures
 
 # mutmut keeps its results in mutants/, so a second run only tests what changed since.
 # `--targets`: every function of solutions/ but those the review leaves out (set -f: the

@@ -10,6 +10,8 @@
 * any other error (the learner's code raised where the test expected a result) says first
   what the test checks, from its docstring, then shows only the frames of the tests and of
   the implementation, never those of torch or of the harness;
+* where a section's failing tests are those a catalogued mistake fails (`course.signatures`),
+  the run ends by naming that mistake and its concept, in words;
 * paths read relative to the course (`exercises/s3_bilm.py`), and the harness's package
   names as the folder the module came from (`exercises.s3_bilm`).
 """
@@ -25,6 +27,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from . import signatures
 from .harness import PACKAGE_PREFIX
 from .registry import ROOT, STUB_MESSAGE, TESTS_DIR, section_of_test, shown
 from .results import NOT_IMPLEMENTED, purpose, stub_error
@@ -142,6 +145,40 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
+    _stubs(terminalreporter)
+    _known_mistakes(terminalreporter)
+
+
+def _known_mistakes(terminalreporter) -> None:
+    """Per section, the catalogued mistakes whose signature the failing tests match."""
+    ran: dict = {}
+    for status in ("passed", "failed"):
+        for report in terminalreporter.stats.get(status, []):
+            section = section_of_test(Path(report.fspath)) if report.when == "call" else None
+            if section is not None:
+                name = report.nodeid.split("::")[-1].split("[")[0]
+                tests, failed = ran.setdefault(section, (set(), set()))
+                tests.add(name)
+                if status == "failed":
+                    failed.add(name)
+    lines = []
+    for section in sorted(ran, key=lambda s: s.number):
+        tests, failed = ran[section]
+        score, known = signatures.likely(section.number, failed, tests) if failed else (0, [])
+        if not known:
+            continue
+        alike = "the very tests it fails" if score == 1 else f"{score:.0%} alike"
+        which = "a known mistake" if len(known) == 1 else f"one of {len(known)} known mistakes"
+        lines.append(f"section {section.number} ({section.name}): your failures match {which} "
+                     f"({alike}):")
+        lines += [f"  - {k.mistake}\n    the idea: {k.concept}" for k in known]
+    if lines:
+        terminalreporter.write_sep("=", "what your failures look like")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+def _stubs(terminalreporter) -> None:
     """Each stub once, with how many tests it stopped, and which sections' tests those are
     where another section's test ran into it."""
     reports = terminalreporter.stats.get(NOT_IMPLEMENTED, [])

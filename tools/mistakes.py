@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -43,9 +44,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course import signatures
 from course.harness import Harness
-from course.registry import REFERENCE_DIR, ROOT, SECTIONS, Section, find_section
+from course.registry import REFERENCE_DIR, ROOT, SECTIONS, Section, find_section, shown
 from course.results import ERROR, FAILED
+from course.signatures import SIGNATURES_FILE
 
 from .exercises import find_blocks
 
@@ -109,6 +112,7 @@ class Outcome:
     caught: bool  # for an alternative: every test of its section passed it
     detail: str  # the failing test's message, or why the entry counts as not caught
     elsewhere: str = ""  # other sections' tests that failed (with --all-sections)
+    signature: tuple[str, ...] = ()  # with --signatures: every test of its section it fails
 
 
 # --- the catalogue ---------------------------------------------------------------------------
@@ -264,10 +268,12 @@ def _without_parameters(record: dict) -> str:
     return record["nodeid"].split("[")[0]
 
 
-def check(mistake: Entry, scratch: Path, all_sections: bool = False) -> Outcome:
+def check(mistake: Entry, scratch: Path, all_sections: bool = False,
+          signature: bool = False) -> Outcome:
     """Apply `mistake` to a copy of the reference in `scratch` and run the test that must
-    catch it (and, with `all_sections`, every other section's tests); for an alternative,
-    every test of its section."""
+    catch it (and, with `all_sections`, every other section's tests; with `signature`, every
+    test of its section, to record those it fails); for an alternative, every test of its
+    section."""
     try:
         copy = make_copy(mistake, scratch / "impl")
     except CatalogueError as err:
@@ -282,9 +288,15 @@ def check(mistake: Entry, scratch: Path, all_sections: bool = False) -> Outcome:
             found = f"{wrong[0]['name']}: {_gist(wrong[0]['message'])}" if wrong else "no tests"
             return Outcome(mistake, False, f"{len(wrong)} test(s) fail it, e.g. {found}")
         return Outcome(mistake, True, f"all {len(records)} tests of its section")
-    records = [r for r in _run_pytest([str(ROOT / _test_id(mistake))], copy,
-                                      scratch / "own.json", True)
-               if _without_parameters(r) == _test_id(mistake)]
+    failing_tests: tuple[str, ...] = ()
+    if signature:
+        records = _run_pytest([str(mistake.section.test_file)], copy, scratch / "all.json",
+                              False)
+        failing_tests = tuple(sorted({r["name"].split("[")[0] for r in records
+                                      if r["status"] in CAUGHT}))
+    else:
+        records = _run_pytest([str(ROOT / _test_id(mistake))], copy, scratch / "own.json", True)
+    records = [r for r in records if _without_parameters(r) == _test_id(mistake)]
     failed = [r for r in records if r["status"] in CAUGHT]
     if not failed:
         found = sorted({r["status"] for r in records}) or "no such test"
@@ -296,7 +308,7 @@ def check(mistake: Entry, scratch: Path, all_sections: bool = False) -> Outcome:
         records = _run_pytest(others, copy, scratch / "others.json", False)
         elsewhere = ", ".join(r["nodeid"] for r in records if r["status"] != "passed")
     return Outcome(mistake, not elsewhere, f"{failed[0]['name']}: {_gist(failed[0]['message'])}",
-                   elsewhere)
+                   elsewhere, failing_tests)
 
 
 def _gist(message: str) -> str:
@@ -318,7 +330,7 @@ def failing_on_the_reference(mistakes: list[Entry], scratch: Path) -> dict[str, 
 
 def _job(task: tuple) -> tuple:
     """One job, in a fresh forked process: ("control", mistakes) or ("mistake", mistake)."""
-    kind, payload, all_sections, threads = task
+    kind, payload, all_sections, signature, threads = task
     import torch
 
     torch.set_num_threads(threads)  # two jobs on two cores: one thread each, not two
@@ -327,7 +339,7 @@ def _job(task: tuple) -> tuple:
         if kind == "control":
             result = failing_on_the_reference(payload, Path(scratch))
         else:
-            result = check(payload, Path(scratch), all_sections)
+            result = check(payload, Path(scratch), all_sections, signature)
     return result, time.perf_counter() - started
 
 
@@ -354,7 +366,8 @@ def _import_the_tests(sections: list[Section]) -> None:
                     Path(scratch) / "collected.json", False, collect_only=True)
 
 
-def check_all(mistakes: list[Entry], jobs: int, all_sections: bool = False):
+def check_all(mistakes: list[Entry], jobs: int, all_sections: bool = False,
+              signatures: bool = False):
     """Yield the control ({test: message} of named tests failing on the reference), then each
     mistake's `Outcome`, in order, each with its time in seconds; `jobs` at a time."""
     import hypothesis  # noqa: F401  (imported here once, so that every forked job has them)
@@ -370,10 +383,48 @@ def check_all(mistakes: list[Entry], jobs: int, all_sections: bool = False):
         warm.join()
     _import_the_tests(sorted({m.section for m in mistakes}, key=lambda s: s.number))
     threads = max(1, (os.cpu_count() or 1) // jobs)
-    tasks = [("control", mistakes, False, threads)]
-    tasks += [("mistake", m, all_sections, threads) for m in mistakes]
+    tasks = [("control", mistakes, False, False, threads)]
+    tasks += [("mistake", m, all_sections, signatures, threads) for m in mistakes]
     with context.Pool(jobs, maxtasksperchild=1) as pool:  # a fresh process for each job
         yield from pool.imap(_job, tasks, chunksize=1)
+
+
+# --- the signatures (course.signatures) -------------------------------------------------------
+# A signature is measured on a section's test file and its catalogue file; a change of either
+# makes it stale (a change of the reference seldom changes which tests a mistake fails, and
+# make mistakes still shows every mistake caught by its own test).
+
+
+def _digests(catalogue_dir: Path = CATALOGUE_DIR) -> dict[str, str]:
+    files = [f for s in SECTIONS for f in (s.test_file, catalogue_dir / s.file_name)
+             if f.exists()]
+    return {shown(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+
+
+def write_signatures(outcomes: list[Outcome], catalogue: list[Entry]) -> None:
+    missing = [o.mistake.id for o in outcomes if not o.signature]
+    if missing:
+        raise SystemExit(f"no signature for {', '.join(missing)}: fix the catalogue first")
+    signatures.dump([signatures.Known(o.mistake.id, o.mistake.section.number,
+                                      o.mistake.mistake, o.mistake.concept,
+                                      frozenset(o.signature)) for o in outcomes], _digests())
+
+
+def stale_signatures(catalogue: list[Entry]) -> list[str]:
+    """What makes the recorded signatures out of date, in words; [] when they are current."""
+    known, measured_on = signatures.load()
+    mistakes = {m.id: m for m in catalogue if isinstance(m, Mistake)}
+    problems = []
+    if set(mistakes) != {k.id for k in known}:
+        problems.append(f"{shown(SIGNATURES_FILE)} does not record the catalogue's mistakes "
+                        "(missing or extra ids)")
+    changed = sorted(f for f, d in _digests().items() if measured_on.get(f) != d)
+    if changed:
+        problems.append(f"{', '.join(changed)} changed since the signatures were measured")
+    for k in known:
+        if k.id in mistakes and mistakes[k.id].caught_by not in k.tests:
+            problems.append(f"{k.id}'s signature lacks its own test {mistakes[k.id].caught_by}")
+    return problems + (["run `make signatures` (about 5 minutes)"] if problems else [])
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -410,6 +461,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run every other section's tests against each mistake (slow)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="mistakes checked at once (default: 2, or 1 on one core)")
+    parser.add_argument("--signatures", action="store_true",
+                        help="run every mistake against its section's whole test file and "
+                        f"write what each fails to {shown(SIGNATURES_FILE)} (make signatures)")
+    parser.add_argument("--check-signatures", action="store_true",
+                        help=f"check that {shown(SIGNATURES_FILE)} is current, and stop")
     parser.add_argument("--catalogue", type=Path, default=CATALOGUE_DIR, metavar="DIR",
                         help="the folder of mistakes/<module>.py files (default: mistakes/)")
     args = parser.parse_args(argv)
@@ -422,18 +478,26 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"no mistake {', '.join(sorted(unknown))}; see --list")
         mistakes = [m for m in mistakes if m.id in args.only]
+    if args.check_signatures:
+        stale = stale_signatures(load_catalogue(args.catalogue))
+        print("\n".join(stale) or f"{shown(SIGNATURES_FILE)}: current")
+        return 1 if stale else 0
+    if args.signatures and (args.section or args.only):
+        parser.error("--signatures records the whole catalogue: no --section or --only")
     if args.list:
         print("\n".join(describe(m) + (f"\n    caught by: {m.caught_by}"
                                        if isinstance(m, Mistake) else "") for m in mistakes))
         return 0
 
-    results = check_all(mistakes, max(1, args.jobs), args.all_sections)
+    results = check_all(mistakes, max(1, args.jobs), args.all_sections, args.signatures)
     failing, seconds = next(results)
     tests = len({_test_id(m) for m in mistakes if isinstance(m, Mistake)})
     print(f"control: of the {tests} tests named below, {tests - len(failing)} pass on solutions/ "
           f"({seconds:.1f} s){': not ' + ', '.join(failing) if failing else ''}")
     caught = passing = 0
+    recorded = []
     for outcome, seconds in results:
+        recorded.append(outcome)
         if isinstance(outcome.mistake, Mistake):
             test = _test_id(outcome.mistake)
             if outcome.caught and test in failing:
@@ -446,6 +510,10 @@ def main(argv: list[str] | None = None) -> int:
         print(report(outcome, seconds), flush=True)
     wrong = sum(isinstance(m, Mistake) for m in mistakes)
     right = len(mistakes) - wrong
+    if args.signatures:
+        write_signatures([o for o in recorded if isinstance(o.mistake, Mistake)],
+                         load_catalogue(args.catalogue))
+        print(f"wrote the signatures of {wrong} mistakes to {shown(SIGNATURES_FILE)}")
     print(f"{caught} of {wrong} mistakes caught"
           + (f", {passing} of {right} correct alternatives pass" if right else ""))
     return 0 if (caught, passing) == (wrong, right) else 1

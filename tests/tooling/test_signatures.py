@@ -1,0 +1,56 @@
+"""Failures diagnosed by pattern (course.signatures): every catalogued mistake is recognised
+by its own signature, the reference by none, and a run of a section's tests names the
+mistake that its failures match."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from course import signatures
+from course.registry import ROOT
+from tools import mistakes
+
+KNOWN, _ = signatures.load()
+
+
+def test_the_signatures_are_current():
+    """They record every mistake of the catalogue, each with its own test, measured on the
+    section tests and catalogue as they are (else: make signatures)."""
+    assert not mistakes.stale_signatures(mistakes.load_catalogue())
+
+
+@pytest.mark.parametrize("known", KNOWN, ids=lambda k: k.id)
+def test_every_mistake_matches_its_own_signature_first(known):
+    score, likeliest = signatures.likely(known.section, known.tests)
+    assert score == 1 and known in likeliest
+
+
+@pytest.mark.parametrize("section", sorted({k.section for k in KNOWN}))
+def test_the_reference_matches_none(section):
+    assert signatures.likely(section, []) == (0.0, [])
+
+
+def test_a_match_is_a_jaccard_similarity_of_at_least_one_half():
+    """Counted over the tests that ran: a signature's tests that did not run do not count."""
+    known = [signatures.Known("k", 4, "words", "an idea", frozenset({"a", "b", "c"}))]
+    assert signatures.likely(4, {"a", "b"}, known=known) == (2 / 3, known)
+    assert signatures.likely(4, {"a"}, known=known)[1] == []
+    assert signatures.likely(4, {"a"}, ran={"a", "x"}, known=known) == (1.0, known)
+    assert signatures.likely(5, {"a", "b", "c"}, known=known)[1] == []
+
+
+def test_a_failing_run_names_the_mistake_it_matches(tmp_path):
+    """Section 4 with the two directions' losses averaged: the run ends with that mistake
+    in words and its concept."""
+    entry = next(m for m in mistakes.load_catalogue() if m.id == "directions-averaged")
+    impl = mistakes.make_copy(entry, tmp_path / "impl")
+    env = {k: v for k, v in os.environ.items() if k not in ("SECTION", "ELMO_IMPL")}
+    run = subprocess.run([sys.executable, "-m", "pytest", str(entry.section.test_file),
+                          "--impl", str(impl), "-q", "-p", "no:cacheprovider"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout[-2000:]
+    summary = run.stdout[run.stdout.index("what your failures look like"):]
+    assert "your failures match a known mistake" in summary
+    assert entry.mistake in summary and entry.concept in summary
