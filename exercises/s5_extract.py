@@ -13,6 +13,9 @@ The biLM reads BOS w_1 .. w_n EOS; the boundary positions are dropped, so the re
 one row per word. The biLM's LSTMs start from a zero state on every call, so the same input
 always gives bit-identical embeddings (the stateful LSTMs of bilm-tf and AllenNLP carry
 state between batches, and their users keep asking why the numbers change).
+
+Design questions: what must the biLM read around a sentence for its embeddings to be the
+ones it learned to give? What could extraction change in the model, and how is that undone?
 """
 
 from __future__ import annotations
@@ -36,16 +39,17 @@ def get_elmo_embeddings(
 ) -> torch.Tensor | list[torch.Tensor]:
     """Layer-wise contextual embeddings of every word, from the biLM in eval mode.
 
-    The biLM reads each sentence as it was pre-trained to, <s> w_1 .. w_n </s> (a padded
-    batch of them, on the model's device, `next(model.parameters()).device`); the two
-    boundary positions are then dropped, so that row i is word i. The given line before
+    The biLM reads each sentence as it was pre-trained to, <s> w_1 .. w_n </s>, on the
+    device its parameters are on; the two boundary positions are then dropped, so that row
+    i is word i. A sentence gets the same embeddings alone as in a batch. The given line before
     your code turns `sentences` into `word_ids` (one list of word ids per sentence, no
     boundaries, text encoded with `encode`) and `single` (True when `sentences` was one
     sentence).
 
     Args:
-        model: a (pre-trained) `BiLM`. It is run under `torch.no_grad()` in eval mode and
-            left in the mode it was in.
+        model: a (pre-trained) `BiLM`. It runs in eval mode (no dropout) and builds no
+            autograd graph (extraction is inference: nothing may train it), and it is left
+            in the mode it was in, even when the extraction fails.
         sentences: one sentence or a list of them. A sentence is a string (needs `word2idx`),
             a list of word ids, or a 1-D LongTensor of word ids, all without <s> and </s>.
         word2idx: the vocabulary, to encode text; unknown words become <unk>.

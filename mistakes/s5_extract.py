@@ -147,4 +147,11 @@ ALTERNATIVES = [
                 model.train(was_training)
         """)],
     ),
+    Alternative(
+        "rows-cut-by-the-lengths",
+        "each sentence's rows are cut with the padded batch's lengths, from 1 to length - 1",
+        edits=[Edit("get_elmo_embeddings",
+                    "[layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]",
+                    "[layers[:, 1 : int(n) - 1, b] for b, n in enumerate(lengths)]")],
+    ),
 ]

@@ -142,4 +142,19 @@ ALTERNATIVES = [
             return ContextComparison(tuple(sentences), tuple(pairs), torch.stack(rows).cpu())
         """)],
     ),
+    Alternative(
+        "cosine-by-normalize",
+        "cosine_sim normalises each vector with torch.nn.functional.normalize, in float64",
+        edits=[Edit("cosine_sim", """
+            a, b = a.double(), b.double()  # float32 squares of large components overflow
+            a_norm = torch.linalg.vector_norm(a, dim=-1, keepdim=True)
+            b_norm = torch.linalg.vector_norm(b, dim=-1, keepdim=True)
+            # Normalise first, then take the dot product: a zero vector stays zero instead of 0/0.
+            a_unit = torch.where(a_norm > 0, a / a_norm.clamp_min(1e-300), 0.0)
+            b_unit = torch.where(b_norm > 0, b / b_norm.clamp_min(1e-300), 0.0)
+        """, """
+            a_unit = torch.nn.functional.normalize(a.double(), dim=-1, eps=1e-300)
+            b_unit = torch.nn.functional.normalize(b.double(), dim=-1, eps=1e-300)
+        """)],
+    ),
 ]

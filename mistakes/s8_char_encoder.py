@@ -101,7 +101,7 @@ return y
         "the character embedding is built without padding_idx",
         concept="padding embeds to zero, so that a short token's one window reads only its "
                 "characters",
-        caught_by="test_the_encoder_parts_follow_its_arguments",
+        caught_by="test_the_encoder_follows_its_arguments",
         edits=[Edit("CharEncoder.__init__",
                     "nn.Embedding(CHAR_VOCAB_SIZE, char_dim, padding_idx=CHAR_PAD)",
                     "nn.Embedding(CHAR_VOCAB_SIZE, char_dim)")],
@@ -111,7 +111,7 @@ return y
         "one convolution of width 3 holds all the filters, whatever their widths",
         concept="each width of the paper's 1-7 is a convolution of its own: n-grams of every "
                 "length",
-        caught_by="test_the_encoder_parts_follow_its_arguments",
+        caught_by="test_the_encoder_follows_its_arguments",
         edits=[Edit("CharEncoder.__init__", CONVOLUTIONS, """
 features = sum(count for _, count in filters)
 self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
@@ -259,5 +259,18 @@ ALTERNATIVES = [
                     "lengths = (flat != CHAR_PAD).sum(dim=-1)  # (N,) characters of each token, "
                     "BOW/EOW too",
                     "lengths = (flat == END_OF_WORD).long().argmax(dim=-1) + 1")],
+    ),
+    Alternative(
+        "char-bilm-replaces-a-full-size-embedding",
+        "the CharBiLM lets BiLM build a word embedding of hidden_dim, then replaces it",
+        edits=[Edit("CharBiLM.__init__", "embedding_dim=1", "embedding_dim=hidden_dim")],
+    ),
+    Alternative(
+        "highway-halves-by-slicing",
+        "each highway layer slices f and g out of its output instead of chunking it",
+        edits=[Edit("Highway.forward", "transformed, gate = layer(x).chunk(2, dim=-1)\n",
+                    "both = layer(x)\n"
+                    "half = both.shape[-1] // 2\n"
+                    "transformed, gate = both[..., :half], both[..., half:]\n")],
     ),
 ]

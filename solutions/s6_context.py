@@ -15,6 +15,10 @@ ones: the gap between the two is what a layer knows of the sense.
 Cosine similarity here is cos(a, b) = <a, b> / (|a| |b|), with the convention that a zero
 vector is similar to nothing: cos(0, b) = 0.
 
+Design questions: how many times must each sentence go through the biLM? Where in a
+sentence is the target word, when the embeddings have one row per word and the sentence
+is a string?
+
 Given, in the learner runtime: the readings of a comparison against its baselines (the
 cosine of two different words, each direction's half, the nearest occurrences) in
 `course.analysis`, and its pictures in `course.plots`.
@@ -124,10 +128,11 @@ def compare_contexts(
 
     Returns:
         a `ContextComparison` of the sentences in the order of `labels`, and of every pair
-        i < j of sentences with the same target word: word by word in order of first
-        appearance, each word's pairs in the order of `itertools.combinations`. A pair is
-        same-sense when both sentences label the word with one sense; its similarity row is
-        `cosine_sim` of the word's embeddings in the two sentences, one per layer.
+        i < j of sentences with the same target word, each pair once: word by word in order
+        of first appearance, each word's pairs sorted by (i, j). A pair is same-sense when
+        both sentences label the word with one sense; its similarity row is `cosine_sim` of
+        the word's embeddings in the two sentences, one per layer, so layer 0 (no context)
+        gives 1 for every pair.
 
     Raises:
         ValueError: no labels, or no target word in two sentences (from the given

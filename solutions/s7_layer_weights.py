@@ -139,10 +139,11 @@ class ScalarMix(nn.Module):
 
 
 class ScalarMixProbe(nn.Module):
-    """ELMo on a toy task: a `ScalarMix` of the frozen biLM's layers, then a linear classifier.
+    """ELMo on a toy task: a learned mix of the frozen biLM's layers, then a linear classifier.
 
     The biLM is frozen by construction: it only ever produced the `layers` given here, under
-    `torch.no_grad()` (section 5); only the mix (scalars and gamma) and the classifier learn.
+    `torch.no_grad()` (section 5); only the mix (its scalars and gamma) and the classifier
+    learn, together.
 
     Args:
         num_layers: layers in the input, L + 1 (3), or 1 to probe one layer on its own.
@@ -152,8 +153,15 @@ class ScalarMixProbe(nn.Module):
             task takes from it rather than how large its values are.
 
     Attributes:
-        mix: the `ScalarMix(num_layers, do_layer_norm=do_layer_norm)` of the layers.
-        classifier: `nn.Linear(input_dim, num_classes)`, applied to the mix.
+        mix: the `ScalarMix` of the `num_layers` layers, normalising each layer exactly when
+            `do_layer_norm`; after `fit`, `mix.weights` and `mix.gamma` are what the task
+            learned to take from each layer (`course.analysis` reads them).
+
+    Behaviour: the logits are an affine function of `mix(layers)` alone (one weight matrix
+    and one bias shared by every token), and the probe adds no softmax.
+
+    Design question: why mix first and classify after, rather than classify every layer
+    and mix the scores? (Compare the two when the mix normalises its layers.)
     """
 
     def __init__(
@@ -178,12 +186,20 @@ class ScalarMixProbe(nn.Module):
         epochs: int = 100,
         lr: float = 0.05,
     ) -> list[float]:
-        """Train the mix and the classifier together, full batch, with Adam on cross-entropy.
+        """Train the mix and the classifier together on the whole batch, with Adam.
 
-        Every epoch is one step on the whole batch: the mean cross-entropy of `self(layers)`
-        against `labels`, its gradient from zero, then one step of the one Adam optimizer
-        (made once, over every parameter that requires a gradient) that lives for the whole
-        run. The module is put in training mode first.
+        Each of the `epochs` steps is one full-batch step of Adam (learning rate `lr`, its
+        other settings torch's defaults) on the mean cross-entropy of the probe's logits
+        against `labels`, over every parameter that can learn (the mix's scalars and gamma,
+        unless frozen, and the classifier). One optimizer serves the whole run, so Adam's
+        moment estimates carry from one step to the next; each step follows the gradient
+        of its own loss only, whatever gradients the parameters held when fit was called.
+
+        Properties the tests check: the first returned loss is the mean cross-entropy of
+        the probe as fit found it; on a learnable task the loss falls; the same starting
+        weights give the same losses and the same trained probe (no randomness of its
+        own); after one step every parameter with a gradient has moved by about `lr`
+        against it (Adam's first step); `lr` 0 leaves the probe as it was.
 
         Args:
             layers: (L, N, D) the training tokens' embeddings.
@@ -192,8 +208,8 @@ class ScalarMixProbe(nn.Module):
             lr: Adam's learning rate, for the scalars, gamma and the classifier alike.
 
         Returns:
-            the training loss before each step: a list of `epochs` python floats (each
-            loss's `.item()`), the first being the loss of the weights fit started from.
+            the training loss before each step: a list of `epochs` python floats, the first
+            being the loss of the weights fit started from.
         """
         # BEGIN SOLUTION
         optimizer = torch.optim.Adam([p for p in self.parameters() if p.requires_grad], lr=lr)

@@ -12,28 +12,18 @@ the words the biLM was trained on.
         ──ReLU, 2 highway layers──> (172,)
         ──projection──> p (256,)          the token representation; layer 0 is [p; p]
 
-`CharBiLM` is the biLM of section 3 with this encoder in place of its word embedding and
-projection; `BiLM.forward` runs unchanged, and so do the loss and training (section 4),
-the extraction (section 5) and the analyses of sections 6 and 7.
+`CharBiLM` is the biLM of section 3 with this encoder as its token layer; section 3's
+`forward`, the loss and training (section 4), the extraction (section 5) and the analyses
+of sections 6 and 7 run on it unchanged. The character vocabulary and the sizes, against
+the paper's, are given in `course.characters`.
 
-Sizes against the paper's (bilm-tf's options of the released model, AllenNLP's
-`_ElmoCharacterEncoder`):
+Design questions: which windows may a filter's max see, so that padding changes nothing?
+Which axis of the embedded characters does a 1-D convolution slide along? What must a
+subclass of `BiLM` do first, and what does the word embedding it replaces cost?
 
-    the paper                                      here
-    262 character ids: 256 bytes, BOW, EOW,        261: padding 0, BOW 1, EOW 2, the
-        padding, begin and end of sentence             sentence markers 3 and 4, byte b: 5 + b
-    50 characters per token                        MAX_CHARS = 16 (longer words are cut)
-    character embedding 16                         16
-    filters (width: count) 1:32 2:32 3:64 4:128    1:4 2:8 3:16 4:16 5:32 6:32 7:64: the
-        5:256 6:512 7:1024, 2048 in all                paper's widths, 172 filters in all
-    2 highway layers, projection to 512            2 highway layers, projection to 256
-
-Given, for the notebook and the demo: `Spelling` (word ids to the characters of the
-vocabulary's words), `words_to_chars`, `sentence_chars` (any text as character ids, unseen
-words included) and `CHAR_RECIPE` (how the course pre-trains a `CharBiLM` with section 4's
-`train_bilm`). `course.analysis` reads layer 0 of any words, out of context, and finds where
-the relative of a word the corpus lacks ("banks": "bank") stands among its nearest words,
-for a character biLM and for a word biLM alike.
+Given, for the notebook and the demo: `Spelling`, `words_to_chars`, `sentence_chars` (any
+text as character ids, unseen words included) and `CHAR_RECIPE` (how the course
+pre-trains a `CharBiLM` with section 4's `train_bilm`).
 """
 
 from __future__ import annotations
@@ -44,6 +34,17 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from course.characters import (
+    BEGIN_OF_SENTENCE,
+    BEGIN_OF_WORD,
+    CHAR_PAD,
+    CHAR_VOCAB_SIZE,
+    END_OF_SENTENCE,
+    END_OF_WORD,
+    FILTERS,
+    FIRST_BYTE,
+    MAX_CHARS,
+)
 from course.given import check_chars, check_encoder_sizes, check_max_chars, check_sizes
 
 from .s2_corpus import BOS, EOS, SPECIAL_TOKENS, tokenize
@@ -51,32 +52,11 @@ from .s3_bilm import BiLM
 from .s4_pretrain import Recipe
 
 __all__ = [
-    "BEGIN_OF_SENTENCE",
-    "BEGIN_OF_WORD",
-    "CHAR_PAD",
-    "CHAR_RECIPE",
-    "CHAR_VOCAB_SIZE",
-    "END_OF_SENTENCE",
-    "END_OF_WORD",
-    "FILTERS",
-    "FIRST_BYTE",
-    "MAX_CHARS",
-    "CharBiLM",
-    "CharEncoder",
-    "Highway",
-    "Spelling",
-    "char_ids",
-    "sentence_chars",
-    "words_to_chars",
+    "BEGIN_OF_SENTENCE", "BEGIN_OF_WORD", "CHAR_PAD", "CHAR_RECIPE", "CHAR_VOCAB_SIZE",
+    "END_OF_SENTENCE", "END_OF_WORD", "FILTERS", "FIRST_BYTE", "MAX_CHARS", "CharBiLM",
+    "CharEncoder", "Highway", "Spelling", "char_ids", "sentence_chars", "words_to_chars"
 ]
 
-MAX_CHARS = 16
-CHAR_PAD, BEGIN_OF_WORD, END_OF_WORD, BEGIN_OF_SENTENCE, END_OF_SENTENCE = 0, 1, 2, 3, 4
-FIRST_BYTE = 5  # byte b of a word's UTF-8 is character id FIRST_BYTE + b
-CHAR_VOCAB_SIZE = FIRST_BYTE + 256
-# (width, number of filters): the paper's widths 1-7, with 172 filters where it has 2048.
-FILTERS: tuple[tuple[int, int], ...] = ((1, 4), (2, 8), (3, 16), (4, 16), (5, 32), (6, 32),
-                                        (7, 64))
 # Section 4's default recipe for twice the epochs: the character biLM starts slower (its
 # token vectors must first learn to spell) and reaches the word biLM's loss after 20.
 CHAR_RECIPE = Recipe(batch_size=16, lr=0.005, epochs=20)
@@ -126,19 +106,20 @@ class Highway(nn.Module):
 
         [f ; g] = A x + b,    t = sigmoid(g),    y = t * x + (1 - t) * relu(f)
 
-    One `nn.Linear(dim, 2 * dim)` per layer gives f (its first `dim` outputs) and the
-    gate's g (its last `dim`). The gate t carries the input x through where it is near 1
-    and transforms it, relu(f), where it is near 0. The gate's bias starts at 1, as in
-    AllenNLP, so that a new layer mostly carries its input (sigmoid(1) = 0.73) and learns
-    how much to transform.
+    The gate t carries the input x through where it is near 1 and transforms it, relu(f),
+    where it is near 0. Each layer reads the previous layer's output. The gate's bias
+    starts at 1, as in AllenNLP, so that a new layer mostly carries its input
+    (sigmoid(1) = 0.73) and learns how much to transform; f's bias keeps its usual start.
 
     Args:
         dim: the width of the input and the output.
         num_layers: how many layers (0: the identity).
 
     Attributes:
-        layers: an `nn.ModuleList` of `num_layers` `nn.Linear(dim, 2 * dim)`; in each, the
-            bias of the gate's half, `bias[dim:]`, starts at 1.
+        layers: the `num_layers` layers in order, registered, each an affine map from dim
+            to 2 * dim features (`weight` (2 * dim, dim), `bias` (2 * dim,)): its first
+            `dim` outputs are f, its last `dim` the gate's g, so `bias[dim:]` is the gate's
+            bias (section 8's notebook sets it to show the gate at work).
 
     Raises:
         ValueError: `dim` below 1 or `num_layers` below 0 (from the given `check_sizes`).
@@ -170,27 +151,31 @@ class CharEncoder(nn.Module):
     ReLU, highway, projection (Peters et al. 2018, Sec. 3.4; AllenNLP's
     `_ElmoCharacterEncoder`).
 
-    For each (width w, count) of `filters`, an `nn.Conv1d(char_dim, count, w)` slides along
-    the token's characters (the convolution's channels are the embedding's dimensions, its
-    positions the characters). Each filter keeps its largest response over the windows
-    that lie wholly within the token, from BOW to EOW: never a window that reaches into the
-    padding, so that a word gives the same vector however much padding follows it. A token
-    shorter than w has the one window from its start (the padding's embedding is zero).
-    The maxima of all widths, side by side in the order of `filters`, go through a ReLU,
-    the highway layers and a linear projection to `output_dim`.
+    Each (width w, count) of `filters` is `count` filters that slide along the token's
+    characters, each reading w consecutive embedded characters at a time. Each filter
+    keeps its largest response over the windows that lie wholly within the token, from BOW
+    to EOW: never a window that reaches into the padding, so that a word gives the same
+    vector however much padding follows it. A token shorter than w has the one window from
+    its start, where the padding character embeds to zero. The maxima of all widths, side
+    by side in the order of `filters`, go through a ReLU, the highway layers and a linear
+    projection to `output_dim`. Each token is encoded from its own characters alone.
 
     Args:
         output_dim: the width of the token representation p (the biLM's hidden_dim).
         char_dim: the width of the character embedding (the paper's 16).
-        filters: (width, count) pairs, one convolution each.
+        filters: (width, count) pairs: the n-gram widths and how many filters each.
         highway_layers: the number of highway layers (the paper's 2).
 
     Attributes:
-        char_embedding: `nn.Embedding(CHAR_VOCAB_SIZE, char_dim, padding_idx=CHAR_PAD)`.
-        convolutions: an `nn.ModuleList` of one `nn.Conv1d(char_dim, count, width)` per
-            (width, count) of `filters`, in that order.
-        highway: `Highway(sum of the counts, highway_layers)`.
-        projection: `nn.Linear(sum of the counts, output_dim)`.
+        char_embedding: the characters' embedding, CHAR_VOCAB_SIZE rows of char_dim; the
+            row of CHAR_PAD is zero.
+        convolutions: registered, one per (width, count) of `filters`, in that order, each
+            a 1-D convolution with `kernel_size[0]` the width, `in_channels` char_dim and
+            `out_channels` count (the given `check_chars` reads the widths).
+        highway: a `Highway` of `highway_layers` layers over the sum of the counts; it
+            reads the ReLU of the filters' maxima.
+        projection: the affine map from the highway's output to output_dim, the encoder's
+            output. (The tests watch what `highway` and `projection` are called with.)
 
     Raises:
         ValueError: a size below 1, no filters, or highway_layers below 0 (from the given
@@ -213,8 +198,8 @@ class CharEncoder(nn.Module):
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
         """(..., C) character ids of tokens -> (..., output_dim) their representations.
 
-        Works on the device of `chars`: make every index tensor on `chars.device` (the tests
-        run it on PyTorch's `meta` device, which has shapes but no values).
+        Works on the device of `chars`, whatever it is (the tests run it on PyTorch's
+        `meta` device, which has shapes but no values): no tensor made elsewhere.
 
         Raises:
             ValueError: `chars` has no last axis or one shorter than the widest filter
@@ -267,29 +252,28 @@ class Spelling(nn.Module):
 
 
 class CharBiLM(BiLM):
-    """The biLM of section 3 with a character CNN for its token layer: `embedding` spells
-    each word out and `token_projection` is a `CharEncoder`, so that p =
-    token_projection(embedding(ids)) as in `BiLM.forward`, which runs unchanged. Layer 0 is
-    [p; p]; the LSTMs and heads are `BiLM`'s.
+    """The biLM of section 3 with a character CNN for its token layer: a word outside the
+    vocabulary gets a representation of its own, not <unk>'s. It predicts words of the
+    vocabulary.
 
     It takes word ids (T, B), as every earlier section gives them, or character ids
-    (T, B, C) of any tokens (`sentence_chars`): a word outside the vocabulary gets a
-    representation of its own, not <unk>'s. It predicts words of the vocabulary.
-
-    Call `BiLM.__init__` first (nn.Module's constructor, which it calls, would forget any
-    part set before it), with `embedding_dim=1`: its word embedding and projection are
-    replaced next, so they had better cost nothing; then set the two token parts.
+    (T, B, C) of any tokens (`sentence_chars`). It relies on section 3's contract for
+    `BiLM.forward`: T, B are `ids.shape[:2]`, and `ids` goes whole to the token layer,
+    p = token_projection(embedding(ids)) of shape (T, B, hidden_dim); so `forward` runs
+    unchanged on (T, B, C) characters. Layer 0 is [p; p]; the LSTMs and heads are
+    `BiLM`'s, their sizes from `hidden_dim`, `num_layers` and the number of words.
 
     Args:
         words: the vocabulary in index order: `idx2word` (id -> word) or a list.
         hidden_dim, num_layers: as for `BiLM`.
-        char_dim, filters, highway_layers: as for `CharEncoder`.
+        char_dim, filters, highway_layers: as for `CharEncoder`, passed on to it.
 
     Attributes:
-        embedding: `Spelling(words)`.
-        token_projection: `CharEncoder(hidden_dim, char_dim, filters, highway_layers)`.
-        forward_lstms, backward_lstms, forward_head, backward_head: as for `BiLM`, with
-            vocab_size = len(words).
+        embedding: a `Spelling` of `words`: word ids to their characters, characters as
+            they are.
+        token_projection: a `CharEncoder` of the given sizes, projecting to hidden_dim
+            (`course.analysis` reads layer 0 of any words through it).
+        forward_lstms, backward_lstms, forward_head, backward_head: as for `BiLM`.
 
     Raises:
         ValueError: a size below 1 (from `BiLM`'s and `CharEncoder`'s given checks).

@@ -6,6 +6,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from course.diagnose import assert_close
+
 from .strategies import sentences_from
 
 SAME_WORD_TWICE = ("she put her money in the bank", "they sat on the bank of the river")
@@ -28,15 +30,15 @@ def test_rows_are_the_words_read_between_boundaries(extract, corpus, trained):
     emb = extract.get_elmo_embeddings(trained.model, sentence, trained.word2idx)
     with torch.no_grad():
         expected = trained.model.eval()(torch.tensor(ids).unsqueeze(1)).layers[:, 1:-1, 0]
-    for i, word in enumerate(sentence.split()):
-        assert torch.allclose(emb[0, i], expected[0, i], atol=1e-6), (
-            f"row {i} of layer 0 is not the word {word!r}; drop exactly the <s> before the "
-            "first word and the </s> after the last"
-        )
-    assert torch.allclose(emb, expected, atol=1e-5), (
-        "layers 1 and 2 differ from the biLM's on the sentence between <s> and </s>: feed "
-        "it <s> w_1 .. w_n </s>, as it was pre-trained, then drop the boundary positions"
-    )
+    assert tuple(emb.shape) == tuple(expected.shape), (
+        f"expected {tuple(expected.shape)}: one row per word, got {tuple(emb.shape)}")
+    assert_close(emb[0], expected[0], f"layer 0 of {sentence!r}, row i for word i",
+                 atol=1e-6, rtol=0,
+                 hint="drop exactly the <s> before the first word and the </s> after the last")
+    assert_close(emb, expected, f"the embeddings of {sentence!r}", time_dim=1,
+                 atol=1e-5, rtol=0,
+                 hint="feed the biLM <s> w_1 .. w_n </s>, as it was pre-trained, then drop the "
+                      "boundary positions")
 
 
 def test_batch_gives_one_tensor_per_sentence(extract, trained):
@@ -60,10 +62,10 @@ def test_batch_equals_one_at_a_time(extract, corpus, trained, data):
     assert len(together) == len(sentences), f"{len(sentences)} sentences gave {len(together)}"
     for sentence, emb in zip(sentences, together, strict=True):
         alone = extract.get_elmo_embeddings(trained.model, sentence, trained.word2idx)
-        assert emb.shape == alone.shape and torch.allclose(emb, alone, atol=1e-5), (
-            f"{sentence!r}: its embeddings in a batch of {len(sentences)} differ from its "
-            "embeddings alone; are the lengths passed to the biLM?"
-        )
+        assert_close(emb, alone, f"the embeddings of {sentence!r} in a batch of "
+                     f"{len(sentences)}, against alone", time_dim=1, atol=1e-5, rtol=0,
+                     hint="a sentence gets what it gets alone: are the lengths passed to the "
+                          "biLM, and each sentence's rows cut from its own column?")
 
 
 def test_same_input_twice_is_bit_identical(extract, trained):

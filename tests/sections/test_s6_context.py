@@ -8,6 +8,8 @@ import pytest
 import torch
 from hypothesis import given, settings
 
+from course.diagnose import assert_close
+
 from .strategies import positive_scales, vector_pairs
 
 TOL = 1e-5
@@ -81,10 +83,9 @@ def test_a_batch_gives_each_row_its_own_cosine(context, pair):
     batch = context.cosine_sim(a, b)
     for row in range(a.shape[0] if a.dim() > 1 else 0):
         alone = context.cosine_sim(a[row], b[row])
-        assert torch.allclose(batch[row], alone, atol=1e-6), (
-            f"row {row} of a batch should be cos(a[{row}], b[{row}]) = {float(alone):.6f}, "
-            f"got {float(batch[row]):.6f}; is the sum over the last axis, D?"
-        )
+        assert_close(batch[row], alone, f"row {row} of a batch's cosines", atol=1e-6, rtol=0,
+                     hint=f"row {row} should be cos(a[{row}], b[{row}]): is the sum over "
+                          "the last axis, D?")
 
 
 def test_known_angles(context):
@@ -161,10 +162,11 @@ def test_similarity_is_the_cosine_of_the_target_words_embeddings(comparison, cor
     for pair, got in zip(comparison.pairs, comparison.similarity, strict=True):
         expected = torch.nn.functional.cosine_similarity(
             targets[pair.first], targets[pair.second], dim=-1)
-        assert torch.allclose(got.double(), expected.double(), atol=TOL), (
-            f"{pair}: expected the per-layer cosine of {pair.word!r}'s embeddings in the two "
-            f"sentences, {expected.tolist()}; got {got.tolist()}"
-        )
+        assert_close(got.double(), expected.double(),
+                     f"the per-layer cosines of {pair.word!r} in sentences {pair.first} and "
+                     f"{pair.second}", atol=TOL, rtol=0,
+                     hint="each row is cosine_sim of the target word's embeddings in the two "
+                          "sentences, one per layer (the word's own row, not the sentence's)")
 
 
 def test_layer_0_similarity_is_one_for_every_pair(comparison):
@@ -201,8 +203,8 @@ def test_a_target_word_twice_is_compared_at_its_first_occurrence(context, extrac
     first, second = extract.get_elmo_embeddings(trained.model, [s for s, _, _ in labels],
                                                 trained.word2idx)
     expected = torch.nn.functional.cosine_similarity(first[:, 1], second[:, 1], dim=-1)
-    got = result.similarity[0]
-    assert torch.allclose(got.double(), expected.double(), atol=TOL), (
-        f"the first sentence holds 'bank' at words 1 and 4: compare it at its first "
-        f"occurrence, word 1, for cosines {expected.tolist()}; got {got.tolist()}"
-    )
+    assert_close(result.similarity[0].double(), expected.double(),
+                 "the per-layer cosines of 'bank' in 'the bank by the bank of the river' and "
+                 "'the bank gave him a loan'", atol=TOL, rtol=0,
+                 hint="the first sentence holds 'bank' at words 1 and 4: compare it at its "
+                      "first occurrence, word 1")

@@ -6,9 +6,12 @@ import copy
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from torch import nn
 from torch.nn import functional as F
+
+from course.diagnose import assert_close
 
 from .strategies import layer_stacks
 
@@ -190,53 +193,132 @@ def test_frozen_mix_learns_nothing(layer_weights):
 
 # --- ScalarMixProbe ---------------------------------------------------------------------
 
-def test_the_probe_is_a_mix_then_a_linear_classifier(layer_weights):
-    """probe(layers) = classifier(mix(layers)), the mix a ScalarMix with layer norm."""
+def test_the_probe_classifies_the_mix_of_the_layers(layer_weights):
+    """probe(layers): (N, num_classes) logits, an affine function of probe.mix(layers)."""
     torch.manual_seed(0)
-    probe = layer_weights.ScalarMixProbe(num_layers=3, input_dim=8, num_classes=4)
-    layers = torch.randn(3, 10, 8)
-    logits = probe(layers)
-    assert logits.shape == (10, 4), (
-        f"(N, num_classes) = (10, 4) expected, got {tuple(logits.shape)}")
-    assert isinstance(probe.mix, layer_weights.ScalarMix) and probe.mix.do_layer_norm, (
-        "probe.mix should be a ScalarMix of the layers with do_layer_norm=True by default")
-    assert isinstance(probe.classifier, nn.Linear), "probe.classifier should be an nn.Linear"
-    expected = probe.classifier(probe.mix(layers))
-    assert torch.allclose(logits, expected, **TOL), (
-        "the logits should be classifier(mix(layers)): mix first, then classify")
+    probe = layer_weights.ScalarMixProbe(num_layers=3, input_dim=4, num_classes=3)
+    layers = torch.randn(3, 20, 4, generator=torch.Generator().manual_seed(6))
+    layers[1] *= 5.0  # layers of different scales: normalising each one matters
+    with torch.no_grad():
+        logits = probe(layers).double()
+        mixed = probe.mix(layers).double()
+    assert logits.shape == (20, 3), (
+        f"(N, num_classes) = (20, 3) expected, got {tuple(logits.shape)}")
+    assert isinstance(probe.mix, layer_weights.ScalarMix), "probe.mix should be a ScalarMix"
+    # one weight matrix and one bias shared by every token: least squares fits them exactly
+    design = torch.cat([mixed, torch.ones(20, 1, dtype=torch.float64)], dim=1)
+    solution = torch.linalg.pinv(design) @ logits
+    assert_close(design @ solution, logits, "the probe's logits, as an affine function of the "
+                 "mixed layers", atol=1e-4, rtol=1e-4,
+                 hint="the logits should be a linear classifier applied to probe.mix(layers): "
+                      "mix the layers first, then classify the mixed vectors")
 
 
-@pytest.mark.parametrize("options, lr", [(dict(lr=0.02), 0.02), ({}, 0.05)],
-                         ids=["lr=0.02", "the default lr"])
-def test_fit_is_adam_on_the_cross_entropy_of_the_whole_batch(layer_weights, options, lr):
-    """3 epochs of fit with lr 0.02, and with the default 0.05, against 3 Adam steps written
-    out by hand."""
-    layers = torch.randn(3, 12, 4, generator=torch.Generator().manual_seed(5))
-    labels = torch.arange(12) % 3
+def test_the_probe_normalises_its_layers_unless_told_not_to(layer_weights):
+    """By default probe.mix normalises each layer (scaling a layer changes nothing);
+    with do_layer_norm=False it does not."""
+    layers = torch.randn(3, 10, 4, generator=torch.Generator().manual_seed(7))
+    scaled = layers * torch.tensor([10.0, 0.5, 3.0]).view(3, 1, 1)
+    torch.manual_seed(0)
+    normalising = layer_weights.ScalarMixProbe(3, 4, 2)
+    with torch.no_grad():
+        assert_close(normalising.mix(scaled), normalising.mix(layers),
+                     "the probe's mix of rescaled layers", atol=1e-4, rtol=1e-4,
+                     hint="by default (do_layer_norm=True) the probe's mix normalises each "
+                          "layer, so rescaling a layer changes nothing")
+        plain = layer_weights.ScalarMixProbe(3, 4, 2, do_layer_norm=False)
+        assert not torch.allclose(plain.mix(scaled), plain.mix(layers), atol=1e-3), (
+            "with do_layer_norm=False the probe's mix should not normalise the layers: "
+            "rescaling a layer should change the mix")
+
+
+def _toy_task(seed=5, n=12, width=4, classes=3):
+    layers = torch.randn(3, n, width, generator=torch.Generator().manual_seed(seed))
+    return layers, torch.arange(n) % classes
+
+
+def test_fit_returns_the_mean_cross_entropy_before_each_step(layer_weights):
+    """fit returns `epochs` python floats, the first the mean cross-entropy of the probe as
+    fit found it."""
+    layers, labels = _toy_task()
     torch.manual_seed(0)
     probe = layer_weights.ScalarMixProbe(3, 4, 3)
-    by_hand = copy.deepcopy(probe)
-    losses = probe.fit(layers, labels, epochs=3, **options)
-    optimizer = torch.optim.Adam(by_hand.parameters(), lr=lr)
-    expected = []
-    for _ in range(3):
-        optimizer.zero_grad()
-        loss = F.cross_entropy(by_hand(layers), labels)
-        loss.backward()
-        optimizer.step()
-        expected.append(loss.item())
+    with torch.no_grad():
+        start = F.cross_entropy(probe(layers), labels).item()
+    losses = probe.fit(layers, labels, epochs=4)
     assert isinstance(losses, list) and all(type(x) is float for x in losses), (
-        f"fit should return a list of python floats, one per epoch; got {losses!r}")
-    assert np.allclose(losses, expected, atol=1e-6), (
-        f"the losses before each step should be {expected}, got {losses}: one Adam optimizer "
-        f"(with fit's lr, here {lr}) for the whole run, zero_grad before each backward, the "
-        "loss recorded before its step")
-    for (name, got), want in zip(probe.state_dict().items(), by_hand.state_dict().values(),
+        f"fit should return a list of python floats (each loss's .item()); got {losses!r}")
+    assert len(losses) == 4, f"fit(epochs=4) should return 4 losses, got {len(losses)}"
+    assert losses[0] == pytest.approx(start, abs=1e-5), (
+        f"the first loss should be the mean cross-entropy of the probe before any step, "
+        f"{start:.5f}; got {losses[0]:.5f} (recorded after the step, or summed, not averaged?)")
+
+
+@given(seed=st.integers(0, 2**16), lr=st.sampled_from([0.003, 0.01, 0.05]))
+@settings(max_examples=10, deadline=None)
+def test_adams_first_step_moves_every_parameter_by_lr(layer_weights, seed, lr):
+    """One epoch of fit: every parameter that gets a gradient (mix scalars, gamma, classifier)
+    moves by about lr against it, as Adam's first step does."""
+    layers, labels = _toy_task(seed)
+    torch.manual_seed(seed)
+    probe = layer_weights.ScalarMixProbe(3, 4, 3)
+    before = copy.deepcopy(probe)
+    F.cross_entropy(before(layers), labels).backward()
+    probe.fit(layers, labels, epochs=1, lr=lr)
+    for (name, old), new in zip(before.named_parameters(), probe.parameters(), strict=True):
+        clear = old.grad.abs() > 1e-5  # Adam moves a parameter with a tiny gradient less
+        step = (new - old).detach()[clear]
+        expected = -lr * old.grad.sign()[clear]
+        assert_close(step, expected, f"the change of {name} in fit's first step (lr {lr})",
+                     atol=0.02 * lr, rtol=0.05,
+                     hint="Adam's first step moves every parameter with a gradient by lr "
+                          "against the gradient's sign: does fit train the mix's scalars and "
+                          "gamma as well as the classifier, with Adam at the lr it is given?")
+
+
+def test_gradients_from_before_fit_play_no_part(layer_weights):
+    """Gradients the parameters hold when fit is called change nothing: each step follows
+    the gradient of its own loss."""
+    layers, labels = _toy_task()
+    torch.manual_seed(0)
+    clean = layer_weights.ScalarMixProbe(3, 4, 3)
+    stale = copy.deepcopy(clean)
+    (stale(layers) ** 2).sum().backward()  # an earlier, unrelated backward pass
+    clean_losses = clean.fit(layers, labels, epochs=3)
+    stale_losses = stale.fit(layers, labels, epochs=3)
+    assert np.allclose(clean_losses, stale_losses, atol=1e-6), (
+        f"gradients left from before fit changed its losses ({clean_losses} without them, "
+        f"{stale_losses} with them): clear the gradients before each backward pass, or they "
+        "add up")
+    for (name, got), want in zip(stale.state_dict().items(), clean.state_dict().values(),
                                  strict=True):
-        assert torch.allclose(got, want, atol=1e-6), (
-            f"after fit, {name} differs from 3 Adam steps (lr {lr}) on the cross-entropy of "
-            "the whole batch; does the optimizer hold the mix's scalars and gamma as well as "
-            "the classifier?")
+        assert_close(got, want, f"{name} after fit", atol=1e-6, rtol=1e-5,
+                     hint="each step should follow the gradient of its own loss only")
+
+
+def test_fit_is_reproducible_and_lr_zero_changes_nothing(layer_weights):
+    """The same starting probe gives the same losses and weights; lr 0 leaves it as it was."""
+    layers, labels = _toy_task()
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(3)
+        probe = layer_weights.ScalarMixProbe(3, 4, 3)
+        runs.append((probe.fit(layers, labels, epochs=5), probe.state_dict()))
+    (first, state), (second, again) = runs
+    assert first == second, f"two runs from the same seed gave {first} and {second}"
+    for name in state:
+        assert torch.equal(state[name], again[name]), (
+            f"two runs from the same seed trained {name} differently: fit has no randomness "
+            "of its own")
+    torch.manual_seed(3)
+    probe = layer_weights.ScalarMixProbe(3, 4, 3)
+    start = copy.deepcopy(probe.state_dict())
+    losses = probe.fit(layers, labels, epochs=3, lr=0.0)
+    assert max(losses) - min(losses) < 1e-6, (
+        f"with lr 0 nothing learns, so every loss is the same; got {losses}: fit should "
+        "train with the lr it is given")
+    for name, value in probe.state_dict().items():
+        assert torch.equal(value, start[name]), f"with lr 0, fit changed {name}"
 
 
 def test_fit_learns_a_separable_toy_task_and_moves_the_weights(layer_weights):

@@ -7,6 +7,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from torch.nn import functional as F
 
+from course.diagnose import assert_close
+
 from .devices import mixed_devices
 from .strategies import any_words, id_batches, id_sequences, letter_words
 
@@ -196,32 +198,31 @@ tokens = st.lists(st.one_of(letter_words(0, 20), st.sampled_from(MARKERS)), min_
                   max_size=4)
 
 
-def test_the_encoder_parts_follow_its_arguments(char_encoder):
-    """Embedding, one Conv1d(char_dim, count, width) per filter in order, highway, projection."""
+def test_the_encoder_follows_its_arguments(char_encoder):
+    """One convolution per (width, count) of filters, in order; padding embeds to zero; the
+    highway reads one value per filter; the output is output_dim wide."""
     m = char_encoder
     filters = ((2, 3), (5, 1), (1, 2))
-    for args, (char_dim, chosen, layers) in [((12, 5, filters, 3), (5, filters, 3)),
-                                             ((256,), (16, m.FILTERS, 2))]:
+    chars = m.words_to_chars(["bank", "a", "<s>"])
+    for args, (char_dim, chosen) in [((12, 5, filters, 3), (5, filters)),
+                                     ((256,), (16, m.FILTERS))]:
         encoder = m.CharEncoder(*args)
         where, features = f"CharEncoder{args}", sum(count for _, count in chosen)
-        embedding = encoder.char_embedding
-        assert (embedding.num_embeddings, embedding.embedding_dim, embedding.padding_idx) == (
-            m.CHAR_VOCAB_SIZE, char_dim, m.CHAR_PAD), (
-            f"{where}.char_embedding should be nn.Embedding(CHAR_VOCAB_SIZE, {char_dim}, "
-            f"padding_idx=CHAR_PAD), so that padding embeds to zero")
-        found = [(c.in_channels, c.out_channels, c.kernel_size[0]) for c in encoder.convolutions]
-        wanted = [(char_dim, count, width) for width, count in chosen]
-        assert found == wanted, (
-            f"{where}.convolutions: one nn.Conv1d(char_dim, count, width) per (width, count) "
-            f"of filters, in order, every width its own: (in, out, width) should be {wanted}, "
-            f"found {found}")
-        shapes = [(layer.in_features, layer.out_features) for layer in encoder.highway.layers]
-        assert shapes == [(features, 2 * features)] * layers, (
-            f"{where}.highway should be Highway({features}, {layers}) over the {features} "
-            f"filters' maxima, found layers {shapes}")
-        projection = (encoder.projection.in_features, encoder.projection.out_features)
-        assert projection == (features, args[0]), (
-            f"{where}.projection should be nn.Linear({features}, {args[0]}), found {projection}")
+        found = [(c.kernel_size[0], c.out_channels) for c in encoder.convolutions]
+        assert found == list(chosen), (
+            f"{where}.convolutions: one convolution per (width, count) of filters, in order, "
+            f"every width its own: (width, count) should be {list(chosen)}, found {found}")
+        padding = encoder.char_embedding(torch.tensor([m.CHAR_PAD])).detach()
+        assert padding.shape == (1, char_dim) and not padding.any(), (
+            f"{where}.char_embedding: the padding character CHAR_PAD should embed to a zero "
+            f"vector of char_dim = {char_dim}, so that a short token's one window reads only "
+            f"its characters; got {padding.tolist()}")
+        output, highway_input, _ = stages(encoder, chars)
+        assert highway_input is not None and highway_input.shape == (3, features), (
+            f"{where}: the highway should read one value per filter, (tokens, {features}), "
+            f"got {None if highway_input is None else tuple(highway_input.shape)}")
+        assert output.shape == (3, args[0]), (
+            f"{where}: one output_dim = {args[0]} vector per token, got {tuple(output.shape)}")
 
 
 def test_the_output_has_the_projection_width_for_any_leading_shape(char_encoder):
@@ -250,6 +251,31 @@ def test_each_filter_keeps_its_largest_window_within_the_token(char_encoder, enc
         f"tokens {words}: each filter should keep its largest response (a max, not a mean) "
         "over the windows that lie wholly within the token, BOW to EOW, windows sliding "
         "along the characters; a token shorter than the filter has its first window only")
+
+
+@pytest.mark.parametrize("widths, same, other, why", [
+    (((1, 16), (2, 64)), ("abab", "ababab", "abababab"), "aba",
+     "its last window, (a, END_OF_WORD), is in none of the others: the window that ends "
+     "with END_OF_WORD counts"),
+    (((1, 64),), ("ab", "ba"), "abc", "it holds a character the others lack"),
+], ids=["repeated bigrams", "anagrams"])
+def test_a_max_sees_which_ngrams_a_word_holds_not_how_often(char_encoder, widths, same, other,
+                                                            why):
+    """With filters of widths 1 and 2 only, words holding the same characters and the same
+    pairs (BOW and EOW included) get one vector, however often they hold them."""
+    torch.manual_seed(0)
+    encoder = char_encoder.CharEncoder(5, char_dim=4, filters=widths, highway_layers=1).eval()
+    with torch.no_grad():
+        vectors = encoder(char_encoder.words_to_chars([*same, other]))
+    for word, vector in zip(same[1:], vectors[1:len(same)], strict=True):
+        assert_close(vector, vectors[0], f"the vector of {word!r} against {same[0]!r}",
+                     atol=1e-5, rtol=1e-4,
+                     hint=f"with filters of widths {[w for w, _ in widths]}, {same[0]!r} and "
+                          f"{word!r} hold the same n-grams, so each filter's max over the "
+                          "windows is the same (a mean or a sum would count them); are the "
+                          "windows slid along the characters?")
+    assert not torch.allclose(vectors[-1], vectors[0], atol=1e-4), (
+        f"{other!r} got the vector of {same[0]!r}, though {why}")
 
 
 def test_the_maxima_go_through_a_relu_before_the_highway(char_encoder, encoder):
@@ -301,48 +327,56 @@ def test_the_encoder_works_on_the_device_of_its_input(char_encoder):
 
 def test_the_char_bilm_spells_its_vocabulary_and_encodes_the_characters(char_encoder,
                                                                        vocabulary):
-    """embedding: Spelling(words); token_projection: a CharEncoder of its sizes; LSTMs and
-    heads as the biLM's."""
+    """embedding spells word ids out; token_projection is a CharEncoder of the given sizes;
+    the output has the biLM's shapes, its logits over the vocabulary."""
     m = char_encoder
-    model = m.CharBiLM(vocabulary, **SMALL)
-    words = [vocabulary[i] for i in range(len(vocabulary))]
+    model = m.CharBiLM(vocabulary, **SMALL).eval()
+    ids = torch.tensor([[2, 2], [40, 7], [7, 40], [3, 3]])
+    words = [vocabulary[i] for i in ids[:, 0].tolist()]
+    spelled = model.embedding(ids)
     assert isinstance(model.embedding, m.Spelling) and torch.equal(
-        model.embedding.table, m.words_to_chars(words)), (
-        "CharBiLM.embedding should be Spelling(words): the characters of each word id")
+        spelled[:, 0], m.words_to_chars(words)), (
+        "CharBiLM.embedding should be a Spelling of the vocabulary: the characters of each "
+        "word id")
     encoder = model.token_projection
     assert isinstance(encoder, m.CharEncoder), (
         f"CharBiLM.token_projection should be a CharEncoder, found {type(encoder).__name__}")
-    found = ([c.kernel_size[0] for c in encoder.convolutions], encoder.char_embedding.embedding_dim,
-             len(encoder.highway.layers), encoder.projection.out_features)
-    wanted = ([w for w, _ in SMALL["filters"]], SMALL["char_dim"], SMALL["highway_layers"],
-              SMALL["hidden_dim"])
+    found = ([c.kernel_size[0] for c in encoder.convolutions],
+             tuple(encoder(spelled).shape))
+    wanted = ([w for w, _ in SMALL["filters"]], (4, 2, SMALL["hidden_dim"]))
     assert found == wanted, (
         "CharBiLM(words, hidden_dim=16, char_dim=8, filters=((1, 4), (2, 4), (3, 8)), "
-        "highway_layers=1) should give its encoder those sizes, projecting to hidden_dim: "
-        f"(widths, char_dim, highway layers, output) should be {wanted}, found {found}")
-    sizes = [(lstm.input_size, lstm.hidden_size) for lstm in model.forward_lstms]
-    assert sizes == [(16, 16), (16, 16)] and model.forward_head.out_features == len(words), (
-        "the LSTMs and heads are BiLM's, of hidden_dim = 16 and len(words) outputs")
+        "highway_layers=1) should give its encoder those filters and project to hidden_dim: "
+        f"(widths, output shape) should be {wanted}, found {found}")
+    with torch.no_grad():
+        output = model(ids)
+    assert output.layers.shape == (3, 4, 2, 2 * SMALL["hidden_dim"]), (
+        f"layers should be (num_layers + 1, T, B, 2 * hidden_dim) = (3, 4, 2, 32), got "
+        f"{tuple(output.layers.shape)}")
+    assert output.forward_logits.shape == (4, 2, len(vocabulary)), (
+        f"the logits should score the {len(vocabulary)} words of the vocabulary, got "
+        f"{tuple(output.forward_logits.shape)}")
 
 
 def test_the_char_bilm_passes_its_sizes_on(char_encoder, vocabulary):
     """CharBiLM(words) has the stated defaults; num_layers and every other size is passed on."""
     m = char_encoder
+    ids = torch.tensor([[2], [40], [3]])
     for options, (widths, char_dim, highway, hidden, layers) in [
             ({}, ([w for w, _ in m.FILTERS], 16, 2, 256, 2)),
             (dict(hidden_dim=8, num_layers=3, char_dim=4, filters=((2, 3),), highway_layers=0),
              ([2], 4, 0, 8, 3))]:
         model = m.CharBiLM(vocabulary, **options)
         encoder = model.token_projection
+        with torch.no_grad():
+            shape = tuple(model(ids).layers.shape)
         found = ([c.kernel_size[0] for c in encoder.convolutions],
-                 encoder.char_embedding.embedding_dim, len(encoder.highway.layers),
-                 encoder.projection.out_features,
-                 (len(model.forward_lstms), len(model.backward_lstms)))
-        wanted = (widths, char_dim, highway, hidden, (layers, layers))
+                 encoder.char_embedding.embedding_dim, len(encoder.highway.layers), shape)
+        wanted = (widths, char_dim, highway, (layers + 1, 3, 1, 2 * hidden))
         where = f"CharBiLM({', '.join(['words', *(f'{k}={v}' for k, v in options.items())])})"
         assert found == wanted, (
-            f"{where}: (widths, char_dim, highway layers, hidden_dim, (forward, backward) "
-            f"LSTMs) should be {wanted} (the defaults: FILTERS, 16, 2, 256, 2 layers), found "
+            f"{where}: (filter widths, char_dim, highway layers, shape of layers) should be "
+            f"{wanted} (the defaults: FILTERS, 16, 2, hidden_dim 256, 2 LSTM layers), found "
             f"{found}")
 
 
