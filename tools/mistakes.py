@@ -424,7 +424,7 @@ def stale_signatures(catalogue: list[Entry]) -> list[str]:
     for k in known:
         if k.id in mistakes and mistakes[k.id].caught_by not in k.tests:
             problems.append(f"{k.id}'s signature lacks its own test {mistakes[k.id].caught_by}")
-    return problems + (["run `make signatures` (about 5 minutes)"] if problems else [])
+    return problems + (["run `make signatures` (about 4 minutes)"] if problems else [])
 
 
 # --- the report ------------------------------------------------------------------------------
