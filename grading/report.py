@@ -25,7 +25,6 @@ import argparse
 import base64
 import html
 import io
-import json
 import math
 import statistics
 import sys
@@ -39,8 +38,8 @@ from course.concepts import concept_of
 from course.registry import SECTIONS
 from course.results import NOT_IMPLEMENTED, PASSED
 
-from .reports import FORMAT, number, shown
-from .scoring import SubmissionResult, result_from_dict
+from .reports import number, read_grades, shown
+from .scoring import SubmissionResult
 
 FIGURE = "scores.png"
 NA = "n/a"
@@ -66,19 +65,6 @@ class Item:
     def review(self) -> bool:
         """Nobody or everybody passes it: it tells the class apart in nothing."""
         return self.ran > 0 and self.passed in (0, self.ran)
-
-
-def load_grades(path: Path) -> list[SubmissionResult]:
-    """The submissions of a grades file that the grader wrote with `--json`.
-
-    Raises:
-        ValueError: the file is not in the grader's format.
-    """
-    data = json.loads(Path(path).read_text())
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a grades file of format {FORMAT} (python -m grading "
-                         "--json writes one)")
-    return [result_from_dict(entry) for entry in data["submissions"]]
 
 
 def flagged(result: SubmissionResult) -> bool:
@@ -346,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="where report.md and report.html go (default build/class-report)")
     args = p.parse_args(argv)
     try:
-        results = load_grades(args.grades)
+        results = read_grades(args.grades)
     except (OSError, ValueError, KeyError, TypeError) as err:
         print(f"grading.report: {err}", file=sys.stderr)
         return 1

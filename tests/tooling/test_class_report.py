@@ -16,6 +16,7 @@ from course.concepts import CONCEPTS
 from course.registry import SECTIONS
 from course.signatures import Known
 from grading import report
+from grading.reports import read_grades
 from grading.scan import FORGES, Flag
 from tools.class_example import (
     catalogue_known,
@@ -44,7 +45,7 @@ def share(part: int, whole: int) -> str:
 def written(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     grades = write_grades(RESULTS, out / "grades.json")
-    report.write_report(report.load_grades(grades), out, str(grades), known=KNOWN)
+    report.write_report(read_grades(grades), out, str(grades), known=KNOWN)
     return out
 
 
