@@ -14,6 +14,7 @@ import pytest
 from course import signatures
 from course.concepts import CONCEPTS
 from course.registry import SECTIONS
+from course.results import NOT_IMPLEMENTED
 from course.signatures import Known
 from grading import report
 from grading.reports import read_grades
@@ -61,6 +62,17 @@ def test_the_generated_class_is_graded_by_the_course_rule():
                        for t in k.tests}
             assert graded.score == pytest.approx(
                 section.points * (len(tests) - len(failing)) / len(tests))
+
+
+def test_an_unfinished_section_scores_nothing_and_matches_no_mistake():
+    """A section left as the stub fails every test, as the catalogue's signatures never do
+    alone: it is not counted as a mistake."""
+    unfinished = synthetic_result("stopped", [], stopped_at=4)
+    assert [s.score for s in unfinished.sections[3:]] == [0] * (len(SECTIONS) - 3)
+    assert {t.status for t in unfinished.sections[3].tests} == {NOT_IMPLEMENTED}
+    everything = Known("all", 4, "", "", frozenset(section_tests(SECTIONS[3])))
+    assert report.misconceptions([unfinished], [everything]) == []
+    assert len(generate(KNOWN, 30, 7, unfinished=0.5)) == 30
 
 
 def test_point_biserial_on_a_tiny_class_worked_by_hand():
