@@ -78,6 +78,23 @@ autograder: $(STAMP) ## write the Gradescope autograder bundle, build/autograder
 check-grading: release autograder ## both build from a fresh clone
 check-parts: check-grading
 
+# The class report of a class's grades file (python -m grading ... --json GRADES).
+.PHONY: class-report
+CLASS_REPORT_DIR ?= build/class-report
+
+class-report: $(STAMP) ## the class report of GRADES=<grades.json> (python -m grading --json) in build/class-report/ (CLASS_REPORT_DIR=)
+	@test -n "$(GRADES)" || { echo "name the grades file: make class-report GRADES=build/grades.json"; exit 2; }
+	$(PY) -m grading.report "$(GRADES)" --out $(CLASS_REPORT_DIR)
+
+# The class report of a generated class (tools/class_example.py: grades made from the
+# catalogue's signatures, nothing run), and its figure in docs/instructors.md.
+.PHONY: class-report-example
+CLASS_EXAMPLE_FIGURE := docs/figures/class-report-scores.png
+
+class-report-example: $(STAMP) ## the class report of a generated class of 30 (build/class-example) and its figure for the docs
+	$(PY) -m tools.class_example --out build/class-example --size 30 --seed 1 \
+	  --unfinished 0.3 --figure $(CLASS_EXAMPLE_FIGURE)
+
 # --- notebooks ---------------------------------------------------------------------------
 # The notebooks are built from notebooks/*.py; tests/tooling/test_notebooks.py executes them.
 .PHONY: notebooks check-notebooks

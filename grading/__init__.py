@@ -2,6 +2,8 @@
 
     python -m grading SUBMISSION... [--json F] [--csv F] [--gradescope F] [--jobs N]
                       [--isolation bwrap|uid|auto|none] [--deadline S]
+                      [--previous OLD.json [--accept-changes]]
+    python -m grading.report GRADES.json [--out DIR]     # the class report
 
     cli          the command: its options, the reports it writes
     grader       grades submissions section by section, resumes from the store
@@ -13,6 +15,8 @@
     scan         what a submission must not do, read from its source; the kinds of flag
     scoring      results and points per test, section and submission
     reports      the terminal table, JSON, CSV and Gradescope's results.json
+    regrade      what a regrade changes against a previous grades file (--previous)
+    report       the class report of a grades file: scores, tests, concepts, known mistakes
     store        each submission's result on disk, for resuming
     prepare      the course's tests and pre-trained reference, learned before grading
 """

@@ -1,12 +1,18 @@
 """python -m grading SUBMISSION... [--sections 1,3] [--json F] [--csv F] [--gradescope F]
-[--jobs N] [--isolation MODE] [--deadline S]: grade submissions with the course's own tests
-and reference.
+[--jobs N] [--isolation MODE] [--deadline S] [--previous OLD.json [--accept-changes]]: grade
+submissions with the course's own tests and reference.
 
 A SUBMISSION is a folder holding `exercises/` (or the section modules themselves), or a
 `.zip` of one. Results are kept in the work folder as each submission finishes; the same
 command again after an interruption resumes. Each run is isolated (`grading.sandbox`); where
 it cannot be as asked, the grader refuses and says why. With --gradescope, results.json is
 written whatever happens, if need be as a report of the grader's own error.
+
+With --previous, a regrade is previewed: the results are compared with that grades file
+(`grading.regrade`) before any export is written, and every submission whose scores or tests'
+statuses would change is printed; when any would, nothing is exported and the exit status is
+3 unless --accept-changes is given. The results stay in the work folder, so the same command
+with --accept-changes exports them without grading again.
 See docs/instructors.md.
 """
 
@@ -21,7 +27,7 @@ from tqdm import tqdm
 
 from course.registry import ROOT, SECTIONS, Section, find_section
 
-from . import reports
+from . import regrade, reports
 from .grader import MODES, Grader, GraderError
 from .sandbox import Limits
 from .store import Store, write_atomically
@@ -32,6 +38,7 @@ LIMITS = {"test-timeout": "seconds one test may take",
           "memory-mb": "memory of one run (one process)",
           "output-mb": "largest file one run may write, its output included",
           "scratch-mb": "all that one run may write (bwrap)", "threads": "threads of one run"}
+REFUSED = 3  # the exit status when --previous finds changes not accepted
 
 
 def sections_chosen(keys: str | None) -> list[Section]:
@@ -70,6 +77,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--prepare-only", action="store_true",
                    help="collect the tests and pre-train the reference biLM, grade nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--previous", type=Path, metavar="OLD.json",
+                   help="a grades file (--json) to compare with: print what would change, "
+                   "and export nothing when anything would (without --accept-changes)")
+    p.add_argument("--accept-changes", action="store_true",
+                   help="with --previous: export the new results even where they change")
     return p
 
 
@@ -79,7 +91,9 @@ def _raise_interrupt(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     """0 when done, 1 when the grader cannot grade (its isolation, its work folder, the
-    course), 130 when interrupted; with --gradescope, results.json is written in every case."""
+    course), 3 when --previous finds changes that --accept-changes did not accept (nothing
+    exported), 130 when interrupted; with --gradescope, results.json is written in every case
+    but the 3."""
     args = parser().parse_args(argv)
     try:
         sections = sections_chosen(args.sections)
@@ -89,11 +103,19 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("name at least one SUBMISSION (a folder or a .zip)")
     if args.gradescope and len(args.submissions) != 1:
         parser().error("--gradescope writes the results of exactly one submission")
+    if args.accept_changes and not args.previous:
+        parser().error("--accept-changes accepts what --previous shows: name a previous file")
+    previous = None
+    if args.previous:
+        try:
+            previous = reports.read_grades(args.previous)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            parser().error(f"--previous: {err}")
     signal.signal(signal.SIGTERM, _raise_interrupt)
     error = "it stopped before it wrote any result"
     try:
-        code = grade(args, sections)
-        error = None if code == 0 else "it was interrupted"
+        code = grade(args, sections, previous)
+        error = None if code in (0, REFUSED) else "it was interrupted"
         return code
     except GraderError as err:
         print(f"grading: {err}", file=sys.stderr)
@@ -107,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             write_atomically(args.gradescope, reports.gradescope_error(error, args.visibility))
 
 
-def grade(args: argparse.Namespace, sections: list[Section]) -> int:
+def grade(args: argparse.Namespace, sections: list[Section], previous: list | None = None) -> int:
     submissions = [read_submission(path) for path in args.submissions]
     try:
         unique_names(submissions)
@@ -130,6 +152,11 @@ def grade(args: argparse.Namespace, sections: list[Section]) -> int:
         if args.csv:
             write_atomically(args.csv, reports.csv_report(results, sections))
 
+    def finished(result) -> None:
+        if previous is None:  # with --previous, nothing is exported before the comparison
+            write(done + [result])
+        done.append(result)
+
     try:
         if args.prepare_only:
             grader.prepare(check_isolation=False)
@@ -140,8 +167,7 @@ def grade(args: argparse.Namespace, sections: list[Section]) -> int:
             store = Store(args.work_dir / "results", grader.settings_key)
         except OSError as err:
             raise GraderError(f"the work folder {args.work_dir} cannot be used: {err}") from err
-        results = grader.grade(submissions, args.jobs, store, args.fresh,
-                               lambda result: write(done + [result]) or done.append(result),
+        results = grader.grade(submissions, args.jobs, store, args.fresh, finished,
                                lambda: bar.update(1))
     except KeyboardInterrupt:
         bar.close()
@@ -154,8 +180,17 @@ def grade(args: argparse.Namespace, sections: list[Section]) -> int:
     finally:
         bar.close()
         grader.close()
-    write(results)  # again, in the order given (they were written as they finished)
+    print(reports.table(results, sections))
+    if previous is not None:
+        changes = regrade.regrade_changes(previous, results)
+        print(regrade.describe(changes))
+        if changes and not args.accept_changes:
+            print(f"\nnothing exported: {len(changes)} submission(s) would change against "
+                  f"{args.previous}. To export them, run the same command with "
+                  "--accept-changes (the results are kept: nothing is graded again).",
+                  file=sys.stderr)
+            return REFUSED
+    write(results)  # in the order given (without --previous, also as each finished)
     if args.gradescope:
         write_atomically(args.gradescope, reports.gradescope_report(results[0], args.visibility))
-    print(reports.table(results, sections))
     return 0

@@ -15,7 +15,7 @@ import unicodedata
 from course.registry import Section
 from course.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
 
-from .scoring import SectionResult, SubmissionResult
+from .scoring import SectionResult, SubmissionResult, result_from_dict
 
 STATUS_MARKS = {PASSED: "", FAILED: "F", ERROR: "E", TIMEOUT: "T", NOT_IMPLEMENTED: "N"}
 FLAGGED_MARK = "!"
@@ -50,6 +50,20 @@ def json_report(results: list[SubmissionResult], settings: dict) -> str:
     """FORMAT, the settings, and every submission as `SubmissionResult.to_dict` has it."""
     return json.dumps({"format": FORMAT, "settings": settings,
                        "submissions": [r.to_dict() for r in results]}, indent=1)
+
+
+def read_grades(path) -> list[SubmissionResult]:
+    """The submissions of a file that `json_report` wrote (`--json`).
+
+    Raises:
+        ValueError: the file is not in FORMAT.
+    """
+    with open(path) as f:
+        data = json.load(f)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a grades file of format {FORMAT} (python -m grading "
+                         "--json writes one)")
+    return [result_from_dict(entry) for entry in data["submissions"]]
 
 
 def _label(section: Section) -> str:
