@@ -4,9 +4,9 @@ import copy
 
 import pytest
 import torch
-from torch import nn
 from hypothesis import given
 from hypothesis import strategies as st
+from torch import nn
 
 from course.diagnose import assert_close
 
@@ -152,7 +152,7 @@ def test_each_layer_reads_the_layer_below(setup, bilm):
     fresh, ids = model_of(setup, bilm, embedding_dim=8, hidden_dim=h), one_sentence()
     before = fresh(ids).layers
     for name, half in [("forward", slice(None, h)), ("backward", slice(h, None))]:
-        first = parameters_behind(fresh, ids, lambda out: out.layers[1, ..., half])
+        first = parameters_behind(fresh, ids, lambda out, half=half: out.layers[1, ..., half])
         assert any(n.startswith("token_projection.") for n in first), (
             f"the {name} half of layer 1 does not depend on token_projection: the first "
             "LSTM should read p = token_projection(embedding(ids)), not the embedding x"
@@ -177,8 +177,8 @@ def test_layer_2_adds_layer_1_and_layer_1_adds_nothing(setup, bilm):
     h = 8
     fresh, ids = model_of(setup, bilm, embedding_dim=8, hidden_dim=h), one_sentence()
     for name, half in [("forward", slice(None, h)), ("backward", slice(h, None))]:
-        first = parameters_behind(fresh, ids, lambda out: out.layers[1, ..., half])
-        second = parameters_behind(fresh, ids, lambda out: out.layers[2, ..., half])
+        first = parameters_behind(fresh, ids, lambda out, half=half: out.layers[1, ..., half])
+        second = parameters_behind(fresh, ids, lambda out, half=half: out.layers[2, ..., half])
         for zeroed, check in [(second - first, "layer 2"), (first, "layer 1")]:
             silent = copy.deepcopy(fresh)
             with torch.no_grad():
