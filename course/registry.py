@@ -28,6 +28,7 @@ RESULTS_FILE = BUILD_DIR / "results.json"  # what `make test` recorded (`course.
 # The files of the learner runtime, as globs relative to the repository: what the handout
 # ships and what every grading run is given, besides the implementation under test.
 RUNTIME_FILES = ("course.toml", "pytest.ini", "course/*.py", "course/*.mk", "course/*.toml",
+                 "course/*.json",
                  "tests/__init__.py", "tests/sections/*.py")
 
 # --- environment variables ----------------------------------------------------------------
