@@ -270,4 +270,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as `course.progress`, the module that `your_elmo` fills AFTER_PASS of, not as
+    # `__main__`, a second copy whose AFTER_PASS would stay empty.
+    from course import progress
+
+    sys.exit(progress.main())

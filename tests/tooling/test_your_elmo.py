@@ -2,11 +2,15 @@
 reference: every section with something to show says it against a baseline, and whatever a
 layer is said to know, against the untrained biLM of the same shape."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from course import progress, your_elmo
 from course.harness import Harness
-from course.registry import REFERENCE_DIR, SECTIONS, find_section
+from course.registry import REFERENCE_DIR, ROOT, SECTIONS, find_section
 
 # What each reading must set its numbers against.
 AGAINST = {"corpus": ["<unk>"], "bilm": ["forward", "backward"],
@@ -39,3 +43,20 @@ def test_the_context_reading_puts_pre_training_above_the_untrained_biLM():
                           for line in lines[1:3])
     assert trained[0] == untrained[0] == 0.0, lines
     assert min(trained[1:]) > max(untrained[1:]) + 0.1, lines
+
+
+def test_make_test_shows_it_after_a_passing_section(tmp_path):
+    """What `make test SECTION=2` runs: the tests with `--results-json`, then `python -m
+    course.progress`, whose output ends with the section's lines."""
+    results = tmp_path / "results.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("SECTION", "ELMO_IMPL")}
+    tests = subprocess.run([sys.executable, "-m", "pytest", "tests/sections", "--section", "2", "--impl",
+                            "solutions", "--results-json", str(results), "-q",
+                            "-p", "no:cacheprovider"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert tests.returncode == 0, tests.stdout[-2000:]
+    shown = subprocess.run([sys.executable, "-m", "course.progress", str(results), "--impl",
+                            "solutions", "--state", str(tmp_path / "progress.json")],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "Your ELMo, section 2 (corpus):" in shown.stdout, shown.stdout[-2000:]
