@@ -106,7 +106,8 @@ def difference(found: torch.Tensor, expected: torch.Tensor) -> str:
     """The largest difference and where it is, in one line."""
     if found.shape != expected.shape:
         return f"shape {tuple(found.shape)} where {tuple(expected.shape)} is expected"
-    gap = (found.detach().double().cpu() - expected.detach().double().cpu()).abs()
+    found, expected = found.detach().double().cpu(), expected.detach().double().cpu()
+    gap = (found - expected).abs()
     where = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape)) if gap.dim() else ()
     return (f"largest difference {float(gap.max()):.4g} at index {where} (found "
             f"{float(found[where]):.4g}, expected {float(expected[where]):.4g}); "

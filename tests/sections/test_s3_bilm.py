@@ -100,9 +100,11 @@ def test_each_direction_has_its_own_parameters(setup, bilm):
                 | parameters_behind(model, ids, lambda out: out.layers[1:, ..., h:]))
     shared = sorted(n for n in forward & backward if not n.startswith(TOKEN_LAYER))
     assert not shared, (
-        f"{shared} shape both the forward and the backward direction: the two directions are "
-        "separate language models, each with LSTMs and a head of its own; only the token "
-        "layer p is theirs in common"
+        f"{shared} shape both the forward direction (the forward logits and the first half "
+        "of layers 1 and up) and the backward one (the backward logits and the second "
+        "half): either the directions share weights, where each should have LSTMs and a "
+        "head of its own (only the token layer p is theirs in common), or a layer's halves "
+        "are not [forward; backward]"
     )
 
 

@@ -1,6 +1,8 @@
 """The tensor-aware failure message (`course.diagnose`): each of the catalogue's usual
 mistakes is named when it is what happened, and none when the tensors merely differ."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -69,3 +71,13 @@ def test_a_scalar_is_compared_and_its_factor_named():
         assert_close(loss / 2, loss, "the loss")
     with pytest.raises(AssertionError, match="largest difference 1 at index"):
         assert_close(loss + 1, loss, "the loss")
+
+
+def test_a_tensor_that_needs_its_gradient_is_compared_without_a_warning():
+    """A learner's output usually carries a graph: the message is made without torch's
+    warning about converting such a tensor to a number."""
+    found = (STATES + 1).requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AssertionError, match="largest difference"):
+            assert_close(found, STATES, "the states")
