@@ -1,7 +1,8 @@
 """Every grade a submission gets is the same grade: a learner's `make grade` table
 (`course.progress`), `python -m grading`'s JSON, its Gradescope results.json and the GitHub
 Classroom runners (the shipped workflow's steps, run as GitHub runs them, read as its reporter
-sums them) give the same points per section.
+sums them) give the same points per section, and the grader's Canvas CSV (`--canvas`) their
+total.
 
 The submissions: the reference, and two catalogued mistakes (`tools.mistakes.make_copy`),
 each in a handout-like layout: a released handout whose `exercises/` holds the reference's
@@ -15,6 +16,7 @@ this repository's environment (a link to it as their `.venv`), so nothing is ins
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -114,8 +116,13 @@ def grades(submissions, tmp_path_factory) -> dict[str, dict]:
                              capture_output=True, text=True, timeout=600)
         assert run.returncode == 0, run.stdout + run.stderr
 
-    grading(*map(str, submissions.values()), "--json", str(out / "class.json"), "--fresh")
+    grading(*map(str, submissions.values()), "--json", str(out / "class.json"), "--fresh",
+            "--canvas", str(out / "canvas.csv"))
     graded = {s["name"]: s for s in json.loads((out / "class.json").read_text())["submissions"]}
+    canvas = list(csv.DictReader((out / "canvas.csv").open()))
+    assert canvas[0]["Student"] == "Points Possible"
+    assert float(canvas[0]["ELMo"]) == sum(s.points for s in SECTIONS_GRADED)
+    totals = {row["SIS Login ID"]: float(row["ELMo"]) for row in canvas[1:]}
     found = {}
     for name, folder in submissions.items():
         grading(str(folder), "--gradescope", str(out / f"{name}.json"))  # from the stored results
@@ -123,6 +130,7 @@ def grades(submissions, tmp_path_factory) -> dict[str, dict]:
         found[name] = {
             "grader": {s["number"]: s["score"] for s in graded[name]["sections"]},
             "gradescope": {int(t["number"]): t["score"] for t in gradescope["tests"]},
+            "canvas": totals[name],
             "table": make_grade_table(folder),
             "classroom": classroom_runners(folder)}
     return found
@@ -131,7 +139,8 @@ def grades(submissions, tmp_path_factory) -> dict[str, dict]:
 @pytest.mark.slow
 def test_every_output_gives_the_same_points_per_section(grades):
     """The grader's JSON and results.json exactly; Classroom to within float rounding (it
-    adds the tests' shares); the table as it shows them, to one decimal."""
+    adds the tests' shares); the table as it shows them, to one decimal; the Canvas CSV's
+    total, to two decimals, is the sum of the sections'."""
     for name, found in grades.items():
         for section in SECTIONS_GRADED:
             n = section.number
@@ -140,6 +149,7 @@ def test_every_output_gives_the_same_points_per_section(grades):
             posted, shown = found["classroom"][n]
             assert posted == pytest.approx(points) and shown == pytest.approx(points), (name, n)
             assert found["table"][n] == round(points, 1), (name, n, found["table"])
+        assert found["canvas"] == round(sum(found["grader"].values()), 2), name
 
 
 @pytest.mark.slow
