@@ -78,6 +78,16 @@ autograder: $(STAMP) ## write the Gradescope autograder bundle, build/autograder
 check-grading: release autograder ## both build from a fresh clone
 check-parts: check-grading
 
+# The handout's GitHub Classroom workflow, written from course.toml's sections
+# (tools/classroom.py); `make check` fails when the shipped file is not what it would write.
+.PHONY: classroom-workflow check-classroom
+classroom-workflow: $(STAMP) ## write the handout's GitHub Classroom workflow from course.toml
+	$(PY) -m tools.classroom
+
+check-classroom: $(STAMP)
+	$(PY) -m tools.classroom --check
+check-parts: check-classroom
+
 # The class report of a class's grades file (python -m grading ... --json GRADES).
 .PHONY: class-report
 CLASS_REPORT_DIR ?= build/class-report

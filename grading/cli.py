@@ -1,6 +1,6 @@
-"""python -m grading SUBMISSION... [--sections 1,3] [--json F] [--csv F] [--gradescope F]
-[--jobs N] [--isolation MODE] [--deadline S] [--previous OLD.json [--accept-changes]]: grade
-submissions with the course's own tests and reference.
+"""python -m grading SUBMISSION... [--sections 1,3] [--json F] [--csv F] [--canvas F]
+[--gradescope F] [--jobs N] [--isolation MODE] [--deadline S] [--previous OLD.json
+[--accept-changes]]: grade submissions with the course's own tests and reference.
 
 A SUBMISSION is a folder holding `exercises/` (or the section modules themselves), or a
 `.zip` of one. Results are kept in the work folder as each submission finishes; the same
@@ -53,6 +53,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sections", help="grade only these sections: numbers or names, 1,3,bilm")
     p.add_argument("--json", type=Path, metavar="FILE", help="every submission, section, test")
     p.add_argument("--csv", type=Path, metavar="FILE", help="a row per submission (gradebook)")
+    p.add_argument("--canvas", type=Path, metavar="FILE",
+                   help="the CSV Canvas's gradebook imports: a row per student (the "
+                   "submission's name as its id), a column for the assignment's total")
+    p.add_argument("--canvas-assignment", default="ELMo", metavar="NAME",
+                   help="the assignment's name in Canvas (default %(default)s)")
+    p.add_argument("--canvas-assignment-id", metavar="N",
+                   help="Canvas's id of the assignment (in its address), so that the import "
+                   "fills it rather than creating one")
+    p.add_argument("--canvas-id-column", choices=reports.CANVAS_IDS,
+                   default=reports.CANVAS_IDS[0],
+                   help="the Canvas column that the submissions' names are (default: "
+                   "%(default)s)")
     p.add_argument("--gradescope", type=Path, metavar="FILE",
                    help="results.json for Gradescope (one submission)")
     p.add_argument("--visibility", choices=reports.VISIBILITIES, default="visible",
@@ -151,6 +163,11 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
             write_atomically(args.json, reports.json_report(results, settings))
         if args.csv:
             write_atomically(args.csv, reports.csv_report(results, sections))
+        if args.canvas:
+            write_atomically(args.canvas, reports.canvas_report(
+                results, reports.canvas_assignment(args.canvas_assignment,
+                                                   args.canvas_assignment_id),
+                args.canvas_id_column))
 
     def finished(result) -> None:
         if previous is None:  # with --previous, nothing is exported before the comparison

@@ -1,5 +1,6 @@
 """The grader's outputs: the terminal table, `--json` (FORMAT, docs/instructors.md), `--csv`
-(a row per submission, ready for a gradebook) and `--gradescope` (results.json, an entry per
+(a row per submission, ready for a gradebook), `--canvas` (the CSV that Canvas's gradebook
+imports, one column for the assignment) and `--gradescope` (results.json, an entry per
 section). Every text in them is the grader's (`grading.records`) or a name an instructor or
 a learner chose, which reaches a terminal or a spreadsheet with its control characters
 replaced (`shown`), and never as a formula (`spreadsheet_cell`).
@@ -83,6 +84,38 @@ def csv_report(results: list[SubmissionResult], sections: list[Section]) -> str:
                *([round(result.bonus_score, 2), result.bonus_max] if bonus else []),
                "; ".join(str(f) for f in result.all_flags)]
         writer.writerow([spreadsheet_cell(cell) for cell in row])
+    return out.getvalue()
+
+
+# Canvas's gradebook import: the columns of its own export, one row per student after a row of
+# the points possible; a student is matched by one of the identity columns, the assignment by
+# the id in parentheses after its name (without one, the import creates the assignment).
+CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+CANVAS_IDS = ("SIS Login ID", "SIS User ID", "ID")
+CANVAS_POINTS_ROW = "Points Possible"
+
+
+def canvas_assignment(name: str, assignment_id: str | None = None) -> str:
+    """The assignment's column header: `ELMo (12345)` matches Canvas's assignment 12345."""
+    return f"{name} ({assignment_id})" if assignment_id else name
+
+
+def canvas_report(results: list[SubmissionResult], assignment: str,
+                  id_column: str = CANVAS_IDS[0]) -> str:
+    """Canvas's gradebook CSV: each submission's name (the student's id) in `id_column`, its
+    total with the bonus on top in the `assignment` column, after the row of the points
+    possible (the core sections' points: Canvas takes a score above them as extra credit)."""
+    if id_column not in CANVAS_IDS:
+        raise ValueError(f"the student's id goes in one of {', '.join(CANVAS_IDS)}")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*CANVAS_COLUMNS, spreadsheet_cell(assignment)])
+    possible = results[0].max_score if results else 0
+    writer.writerow([CANVAS_POINTS_ROW, "", "", "", "", possible])
+    for result in results:
+        row = dict.fromkeys(CANVAS_COLUMNS, "") | {id_column: result.name}
+        writer.writerow([*(spreadsheet_cell(row[c]) for c in CANVAS_COLUMNS),
+                         round(result.score + result.bonus_score, 2)])
     return out.getvalue()
 
 

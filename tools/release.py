@@ -5,7 +5,8 @@
 It holds the learner runtime (`course/`, whole, and the rest of `RUNTIME_FILES`: the
 registry, the section tests, the pytest settings, the Makefile fragment), the exercises
 generated afresh from the reference, the built notebooks, the learners' lock of the
-dependencies, and the Makefile and README of `tools/handout/`. Nothing of the tools, the
+dependencies, and what `tools/handout/` holds: the Makefile, the README and the GitHub
+Classroom workflow (`make classroom-workflow`). Nothing of the tools, the
 grader or the reference: the isolation harness then takes every section from the learner's
 own package.
 
@@ -62,8 +63,8 @@ def handout_files(root: Path = ROOT) -> dict[str, bytes]:
         for path in sorted(root.glob(pattern)):
             if path.is_file():
                 files[str(path.relative_to(root))] = path.read_bytes()
-    for template in sorted(TEMPLATES.iterdir()):
-        files[template.name] = template.read_bytes()
+    for template in sorted(p for p in TEMPLATES.rglob("*") if p.is_file()):
+        files[str(template.relative_to(TEMPLATES))] = template.read_bytes()
     files[str(REFERENCE_RESULTS.relative_to(root))] = real_english_numbers(root)
     return files
 
