@@ -82,6 +82,13 @@ def _is_ours(filename: str) -> bool:
     return path.is_relative_to(TESTS_DIR) or re.fullmatch(r"s\d+_\w+\.py", path.name) is not None
 
 
+def _raised_in_the_test(error: BaseException) -> bool:
+    """Whether the innermost frame is a section test's, not the implementation's: the test
+    tripped over a value the learner's code returned (a gradient that is None, say)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and Path(frames[-1].filename).resolve().is_relative_to(TESTS_DIR)
+
+
 def _short_traceback(error: BaseException) -> str:
     # Not the frame of a test's `def` line either: that is hypothesis calling the test.
     frames = [f for f in traceback.extract_tb(error.__traceback__)
@@ -130,7 +137,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         text = _readable(learner_terms(str(report.longrepr)), item.fixturenames)
     elif item.config.getoption("tbstyle") in ("auto", "short"):
         text = (f"{item.name} checks: {purpose(item)}\n"
-                f"Your code raised {type(error).__name__} instead:\n"
+                + (f"The check could not read what your code gave ({type(error).__name__} in "
+                   "the test's own line, below): what it received is not what the "
+                   "docstring promises\n" if _raised_in_the_test(error) else
+                   f"Your code raised {type(error).__name__} instead:\n")
                 + _readable(_short_traceback(error), item.fixturenames))
     else:
         return report

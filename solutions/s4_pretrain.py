@@ -147,9 +147,11 @@ def train_bilm(
     The given line before your code encodes the corpus (`sentences`: each one BOS ... EOS,
     in corpus order).
 
-    What the learner sees: with `progress`, the given `progress_bar` over the epochs (on
-    stderr); every `log_every` epochs, the line `epoch   N  loss X.XXXX` with that epoch's
-    loss, as the given `show_loss` prints it (on stdout); nothing else is printed.
+    What the learner sees: with `progress`, a progress bar over the epochs on stderr (the
+    given `progress_bar(epochs, show)` is one: it yields the epochs 1 .. epochs); every
+    `log_every` epochs, the line `epoch   N  loss X.XXXX` with that epoch's loss on stdout
+    (the given `show_loss(bar, epoch, loss, log_every)` prints it, and puts the loss on the
+    bar); nothing else is printed.
 
     Design questions: what must be fresh at every step, and what must last the whole run?
     Why would a model trained in eval mode, or on a batch read without its lengths, learn

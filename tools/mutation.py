@@ -153,7 +153,7 @@ def read_mutants(mutants_dir: Path = MUTANTS_DIR) -> list[Mutant]:
         for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
             status = status_by_exit_code[code]
             original = mutated = ""
-            if status in UNDETECTED:
+            if status in UNDETECTED or _function_of(name) in learner_lines(source.stem):
                 lines = get_diff_for_mutant(name, path=source).splitlines()[3:]
                 original = "\n".join(x[1:].strip() for x in lines if x.startswith("-"))
                 mutated = "\n".join(x[1:].strip() for x in lines if x.startswith("+"))
@@ -180,8 +180,32 @@ def read_review(path: Path = REVIEW_FILE) -> Review:
         survivors)
 
 
+@functools.cache
+def learner_lines(module: str) -> dict[str, frozenset[str]]:
+    """{function: the stripped lines of its marked blocks}: the code a learner writes. The
+    rest of `solutions/` (a given function, a given check before a block, a default in a
+    signature) is given code, tested by tests/tooling, and out of mutation's scope: a
+    mutant there says nothing about the section tests."""
+    from .exercises import find_blocks
+
+    source = (ROOT / SOURCE_PACKAGE / f"{module}.py").read_text()
+    lines = source.splitlines()
+    found: dict[str, set[str]] = {}
+    for block in find_blocks(source):
+        found.setdefault(block.function, set()).update(
+            line.strip() for line in lines[block.begin:block.end - 1] if line.strip())
+    return {function: frozenset(body) for function, body in found.items()}
+
+
+def changes_learner_code(mutant: Mutant) -> bool:
+    body = learner_lines(mutant.module).get(mutant.function)
+    changed = [line for line in mutant.original.splitlines() if line.strip()]
+    return body is not None and (not changed or any(line in body for line in changed))
+
+
 def mutmut_targets(review: Review, solutions: Path = ROOT / SOURCE_PACKAGE) -> list[str]:
-    """mutmut's name patterns for every function of `solutions/` but those left out."""
+    """mutmut's name patterns for every function of `solutions/` with learner's code but
+    those left out."""
     targets = []
     for section in SECTIONS:
         tree = ast.parse((solutions / f"{section.module}.py").read_text())
@@ -192,7 +216,8 @@ def mutmut_targets(review: Review, solutions: Path = ROOT / SOURCE_PACKAGE) -> l
                     continue
                 owner = node.name if isinstance(node, ast.ClassDef) else None
                 name = f"{owner}.{function.name}" if owner else function.name
-                if (section.module, name) in review.not_mutated:
+                if ((section.module, name) in review.not_mutated
+                        or name not in learner_lines(section.module)):
                     continue
                 mangled = f"xǁ{owner}ǁ{function.name}" if owner else f"x_{function.name}"
                 targets.append(f"{SOURCE_PACKAGE}.{section.module}.{mangled}__mutmut_*")
@@ -200,7 +225,9 @@ def mutmut_targets(review: Review, solutions: Path = ROOT / SOURCE_PACKAGE) -> l
 
 
 def in_scope(mutants: list[Mutant], review: Review) -> list[Mutant]:
-    return [m for m in mutants if (m.module, m.function) not in review.not_mutated]
+    """The mutants of the learner's code (`changes_learner_code`) but in functions left out."""
+    return [m for m in mutants if (m.module, m.function) not in review.not_mutated
+            and changes_learner_code(m)]
 
 
 def results_block(mutants: list[Mutant], review: Review) -> str:
@@ -312,7 +339,7 @@ def settle(mutants: list[Mutant], jobs: int = 2) -> tuple[list[Mutant], list[str
             found.append(f"{m.name}: killed in mutmut's run, {alone} on its own")
         if m.status in UNDETECTED and alone == "killed":
             print(f"{m.name}: killed by its section's whole test file")
-            m = dataclasses.replace(m, status="killed", original="", mutated="")
+            m = dataclasses.replace(m, status="killed")
         elif m.status in UNDETECTED and alone != "survived":
             found.append(f"{m.name}: {m.status} in mutmut's run, {alone} on its own")
         settled.append(m)

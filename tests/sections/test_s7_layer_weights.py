@@ -266,6 +266,8 @@ def test_adams_first_step_moves_every_parameter_by_lr(layer_weights, seed, lr):
     F.cross_entropy(before(layers), labels).backward()
     probe.fit(layers, labels, epochs=1, lr=lr)
     for (name, old), new in zip(before.named_parameters(), probe.parameters(), strict=True):
+        if old.grad is None:  # a parameter the probe's output does not depend on
+            continue  # test_the_mix_gets_a_gradient says so in the learner's terms
         clear = old.grad.abs() > 1e-5  # Adam moves a parameter with a tiny gradient less
         step = (new - old).detach()[clear]
         expected = -lr * old.grad.sign()[clear]

@@ -283,10 +283,13 @@ def test_the_maxima_go_through_a_relu_before_the_highway(char_encoder, encoder):
     chars = char_encoder.words_to_chars(["bank", "<s>", "riverbank", "a"])
     _, highway_input, _ = stages(encoder, chars)
     assert highway_input is not None, "the encoder never called its highway"
-    expected = F.relu(pooled_by_hand(encoder, chars))
-    assert close(highway_input, expected), (
+    assert highway_input.min() >= 0, (
         "the filters' maxima go through a ReLU before the highway (as in the paper's "
-        f"released model); the highway read values down to {float(highway_input.min()):.3f}")
+        f"released model); the highway read values down to {float(highway_input.min()):.3g}")
+    assert_close(highway_input, F.relu(pooled_by_hand(encoder, chars)), "what the highway reads",
+                 atol=1e-5, rtol=1e-4, hint=(
+                     "it should be the ReLU of each filter's max over the windows that lie "
+                     "within the token, the filters in their order"))
 
 
 @given(word=letter_words(5, 14))

@@ -81,3 +81,10 @@ def test_a_tensor_that_needs_its_gradient_is_compared_without_a_warning():
         warnings.simplefilter("error")
         with pytest.raises(AssertionError, match="largest difference"):
             assert_close(found, STATES, "the states")
+
+
+def test_a_scalar_names_only_a_usual_factor():
+    """Any number is some factor of another: 0.8 times a loss names nothing."""
+    loss = torch.tensor(3.2)
+    assert diagnose(0.8 * loss, loss) is None
+    assert "times 2" in diagnose(2 * loss, loss)

@@ -435,6 +435,25 @@ def test_an_error_in_the_learners_code_says_what_the_test_checks(tmp_path):
     assert recorded["status"] == "error" and recorded["checks"].startswith("(max_len, B) long")
 
 
+def test_an_error_in_the_tests_own_line_is_not_blamed_on_the_learners_code():
+    """A test that trips over what the learner's code returned (a gradient that is None)
+    says so, not "your code raised"."""
+    from course.registry import TESTS_DIR
+    from course.report import _raised_in_the_test
+
+    def raised_in(filename):
+        scope = {}
+        exec(compile("def read(grad):\n    return grad.abs()\n", filename, "exec"), scope)
+        try:
+            scope["read"](None)
+        except AttributeError as err:
+            return _raised_in_the_test(err)
+        raise AssertionError("reading None's .abs() should raise")
+
+    assert raised_in(str(TESTS_DIR / "test_s7_layer_weights.py"))
+    assert not raised_in(str(ROOT / "exercises" / "s7_layer_weights.py"))
+
+
 # --- progress -----------------------------------------------------------------------------
 
 def record(section: int, status: str, name: str = "test_x", message: str = "") -> dict:

@@ -50,8 +50,8 @@ def test_make_test_shows_it_after_a_passing_section(tmp_path):
     course.progress`, whose output ends with the section's lines."""
     results = tmp_path / "results.json"
     env = {k: v for k, v in os.environ.items() if k not in ("SECTION", "ELMO_IMPL")}
-    tests = subprocess.run([sys.executable, "-m", "pytest", "tests/sections", "--section", "2", "--impl",
-                            "solutions", "--results-json", str(results), "-q",
+    tests = subprocess.run([sys.executable, "-m", "pytest", "tests/sections", "--section", "2",
+                            "--impl", "solutions", "--results-json", str(results), "-q",
                             "-p", "no:cacheprovider"],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert tests.returncode == 0, tests.stdout[-2000:]
