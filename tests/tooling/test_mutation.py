@@ -8,6 +8,8 @@ from tools.mutation import (
     Review,
     _function_of,
     _named_as_mutmut_names_it,
+    changes_learner_code,
+    in_scope,
     mutmut_targets,
     problems,
     results_block,
@@ -66,8 +68,8 @@ def test_every_survivor_must_be_reviewed_and_every_review_must_still_survive():
 
 
 def test_a_function_left_out_is_neither_counted_nor_a_problem():
-    mutants = [mutant(1, "killed"), mutant(2, "not checked", function="plot")]
-    left_out = review(not_mutated={("s4_pretrain", "plot"): "a figure"})
+    mutants = [mutant(1, "killed"), mutant(2, "not checked", function="train_bilm")]
+    left_out = review(not_mutated={("s4_pretrain", "train_bilm"): "too slow, say"})
     assert problems(mutants, left_out) == []
     assert "| 4 pretrain | 1 | 1 | 0 | 0 | 0 | 100.0 % | 100.0 % |" in results_block(
         mutants, left_out)
@@ -91,5 +93,19 @@ def test_targets_name_every_function_but_those_left_out():
     targets = mutmut_targets(review(not_mutated={("s4_pretrain", "_encode_corpus"): "x"}))
     assert "solutions.s3_bilm.xǁBiLMǁforward__mutmut_*" in targets
     assert "solutions.s2_corpus.x_build_vocab__mutmut_*" in targets
-    assert "solutions.s4_pretrain.x_corpus_loss__mutmut_*" in targets
+    assert "solutions.s4_pretrain.x_train_bilm__mutmut_*" in targets
     assert not any("_encode_corpus" in t for t in targets)
+    assert not any("corpus_loss" in t for t in targets), "given: no learner's code in it"
+
+
+def test_a_mutant_of_a_given_line_is_out_of_scope():
+    """A given check before the learner's block, or a default in a signature, is not the
+    learner's code: its mutants are neither counted nor a problem."""
+    given = Mutant("solutions.s1_setup.x_get_device__mutmut_1", "s1_setup", "get_device",
+                   "survived", "check_device_request(preferred, DEVICE_ENV_VAR)  # clear "
+                   "errors for a bad request, given", "check_device_request(None, DEVICE_ENV_VAR)")
+    learners = Mutant("solutions.s4_pretrain.x_bilm_loss__mutmut_9", "s4_pretrain",
+                      "bilm_loss", "survived", "return forward + backward",
+                      "return forward - backward")
+    assert not changes_learner_code(given) and changes_learner_code(learners)
+    assert [m.name for m in in_scope([given, learners], review())] == [learners.name]
