@@ -11,20 +11,29 @@
 A notebook takes its section from `IMPL` and the others from the reference (where there is
 one), as the tests do. The modules follow their files: after an edit to a section's file,
 running a cell again runs the edited code (the harness loads a changed file afresh), with
-no restart and no re-run of the cells above.
+no restart and no re-run of the cells above; an object made from a section's code (a model)
+keeps the code it was made with, unless a cell makes it through `sections.builder`, which
+makes it again after an edit:
+
+    new_model = sections.builder(lambda: sections.bilm.BiLM(30))
+    model = new_model()    # the same model while the files are unchanged, a new one after
+
+The implementation a notebook runs is its parameters cell's `IMPL`, or, when that is None
+(as committed), `ELMO_IMPL` from the environment, or the first line of the ignored file
+`.elmo-impl` at the repository's root, or `exercises`: switching never edits a notebook.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import codecs
 import copy
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +59,7 @@ from .registry import (
     find_section,
     shown,
 )
+from .switch import IMPL_FILE, IMPL_VARIABLE, chosen_impl  # noqa: F401 (the notebooks')
 
 OVERVIEW = "00_overview.ipynb"
 REAL_ENGLISH = "09_real_english.ipynb"  # no section's: ELMo on real English, after them all
@@ -60,6 +70,7 @@ EXECUTED_DIR = BUILD_DIR / "notebooks"  # where `make run-notebooks` keeps what 
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 # One torch thread per kernel unless told otherwise: kernels run side by side on few cores,
 # where OpenMP threads waiting for each other slow training down several times over.
+_PYTEST_EXPLANATION = re.compile(r"\s+assert\s")  # pytest's explanation after a message
 KERNEL_ENV = {"OMP_NUM_THREADS": "1", **os.environ}
 _TERMINAL_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -100,6 +111,23 @@ class LiveSections(Sections):
     @property
     def package(self) -> ModuleType:
         return self._harness.load(self._under_test)
+
+    def builder(self, make):
+        """A function returning `make()`'s object, the same one while the sections' files
+        are unchanged and a new one after an edit of any of them: a cell that starts with
+        `model = new_model()` always runs the code as its file is now."""
+        made: dict[str, object] = {}
+
+        def current():
+            key = self.package.__name__  # named by the digest of every section's file
+            if key not in made:
+                if made:
+                    print("(your code changed since the last run: made again from it)")
+                made.clear()
+                made[key] = make()
+            return made[key]
+
+        return current
 
     def __getattr__(self, name: str) -> _LiveModule:
         try:
@@ -148,29 +176,66 @@ def _in_course(impl: str | Path) -> Path:
     return path if path.is_absolute() else ROOT / path
 
 
+class ChecksFailed(AssertionError):
+    """A section's checks did not all pass. Jupyter shows only its message (the course's
+    report, printed above it), not a traceback into this module."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for an exception's display
+        return [f"{type(self).__name__}: {self}"]
+
+
 def run_checks(impl: str | Path, section: str | int) -> None:
-    """Run one section's tests on `impl` as `make test SECTION=<section>` does, printing
-    their report as it comes.
+    """Run one section's tests on `impl` as `make test SECTION=<section>` does, then print
+    the course's report of them: for each test that failed, what it checks and the
+    course's message, first, without pytest's tracebacks or the tensors it compared.
 
     The tests run in a process of their own: hypothesis draws some examples from constants
     it finds in the modules already imported, so in the kernel they would see other examples
     than `make test` does.
 
     Raises:
-        AssertionError: a test failed, or there was none to run.
+        ChecksFailed: a test failed, or there was none to run.
     """
     chosen = find_section(section)
-    command = [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
-               "--section", chosen.name, "--color=yes"]
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT) as tests:
-        for chunk in iter(lambda: tests.stdout.read1(4096), b""):
-            print(decoder.decode(chunk), end="", flush=True)
-    if tests.returncode != 0:
-        raise AssertionError(f"section {chosen.number} ({chosen.name}) does not pass its checks "
-                             f"yet (pytest exit status {tests.returncode}); the report above "
-                             "says which and why")
+    with tempfile.TemporaryDirectory() as scratch:
+        results = Path(scratch) / "results.json"
+        command = [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
+                   "--section", chosen.name, "--tb=no", "-q", "-p", "no:warnings",
+                   "--color=no", "--results-json", str(results)]
+        print(f"running section {chosen.number}'s checks on {impl}/ ...", flush=True)
+        ran = subprocess.run(command, cwd=ROOT, capture_output=True)
+        found = json.loads(results.read_text()) if results.exists() else []
+    printed = ran.stdout.decode("utf-8", "replace") + ran.stderr.decode("utf-8", "replace")
+    print(checks_report(chosen, found, ran.returncode, printed))
+    if ran.returncode != 0:
+        failed = sum(r["status"] not in ("passed", "skipped") for r in found)
+        raise ChecksFailed(
+            f"section {chosen.number} ({chosen.name}): "
+            + (f"{failed} of {len(found)} checks do not pass yet; the report above says "
+               "which and why" if failed else "the checks could not run; see above")
+            + f" (all of pytest's output: make test SECTION={chosen.number})")
+
+
+def _course_message(message: str) -> str:
+    """A test's message without what pytest appends to it (its rewritten `assert`, the
+    values it compared): the course's own words only."""
+    return _PYTEST_EXPLANATION.split(message, maxsplit=1)[0].rstrip()
+
+
+def checks_report(section: Section, results: list[dict], status: int, printed: str) -> str:
+    """The course's report of one section's checks: a line of counts, then each failure's
+    message under what the test checks; pytest's own tail when no test could run."""
+    failed = [r for r in results if r["status"] not in ("passed", "skipped")]
+    if not results or (status not in (0, 1)):
+        tail = "\n".join(printed.strip().splitlines()[-25:])
+        return (f"section {section.number} ({section.name}): no check ran (pytest exit "
+                f"status {status}); pytest said:\n{tail}")
+    lines = [f"section {section.number} ({section.name}): {len(results) - len(failed)} of "
+             f"{len(results)} checks pass"]
+    for result in failed:
+        lines += [f"\nFAILED {result['name']}", f"  checks:  {result['checks']}",
+                  f"  message: {_course_message(result['message']) or result['status']}"]
+    return "\n".join(lines)
 
 
 def stubs_left(impl: str | Path, section: Section) -> list[str]:

@@ -54,14 +54,21 @@
 # notebook stops with `NotImplementedError: section <n> (...): ... is not implemented yet` at
 # the first cell that calls your code: that is where to start.
 #
-# The cell below is each notebook's one switch: the folder of the implementation it runs,
-# your `exercises/`. A section's notebook runs that section of `IMPL`, and the sections
-# before it as its tests see them, so it can be worked through as soon as the section is
-# written. After you edit your module, running a cell again runs your edited code: no need
-# to restart the kernel.
+# Start Jupyter from the course's root folder (`jupyter lab` there), so that `exercises/`,
+# where you write, is one click away from `notebooks/`. Open your section's file in Lab's
+# editor beside its notebook: edit, save, then re-run the notebook's cells from the one that
+# first calls your code (Run > Run Selected Cell and All Below). No restart is needed: each
+# cell calls your functions as their file is now, and the cells that use a model make it
+# afresh from your code.
+#
+# The cell below is each notebook's switch, `IMPL`: the folder it runs, your `exercises/`
+# unless `$ELMO_IMPL` or the one-line file `.elmo-impl` at the course's root names another
+# (then restart the kernel). A section's notebook runs that section of `IMPL`, and the
+# sections before it as its tests see them, so it can be worked through as soon as the
+# section is written.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %% [markdown]
 # ## Where you stand

@@ -16,7 +16,7 @@
 # moves to a GPU without change.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import random
@@ -48,6 +48,9 @@ setup = sections.setup
 # </details>
 
 # %% tags=["first-call"]
+# Your code: exercises/s1_setup.py, set_seed first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 def draws():
     return random.random(), float(np.random.rand()), torch.rand(2).tolist()
 

@@ -38,7 +38,7 @@
 # `forward`, and the `_run_stack` helper that runs one direction's stack.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import torch
@@ -58,6 +58,9 @@ corpus = sections.corpus
 # within its length, and the padding stays where it was.
 
 # %% tags=["first-call"]
+# Your code: exercises/s3_bilm.py, reverse_within_lengths first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 x = torch.tensor([[1, 2, 3, 4, 5], [6, 7, 8, 0, 0]]).T  # (T=5, B=2)
 print(bilm.reverse_within_lengths(x, torch.tensor([5, 3])).T)
 
@@ -80,8 +83,16 @@ print(bilm.reverse_within_lengths(x, torch.tensor([5, 3])).T)
 
 # %%
 word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
-torch.manual_seed(0)
-model = bilm.BiLM(len(word2idx))
+
+
+def new_model():
+    """A biLM as your file makes it now, the same weights each time (seed 0): each cell below
+    makes its own, so re-running one after an edit runs your edited code."""
+    torch.manual_seed(0)
+    return bilm.BiLM(len(word2idx))
+
+
+model = new_model()
 print(model)
 print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
 
@@ -89,6 +100,7 @@ print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
 sentences = ["she put her money in the bank", "turn right at the corner"]
 ids, lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
                                  for s in sentences])
+model = new_model()
 with torch.no_grad():  # nothing here is trained
     out = model(ids, lengths)
 print("ids            ", tuple(ids.shape), "(T, B)")
@@ -103,8 +115,10 @@ print("backward_logits", tuple(out.backward_logits.shape), "(T, B, vocabulary)")
 # same layers at its real positions (up to floating-point rounding).
 
 # %%
+model = new_model()
 alone_ids = ids[: lengths[1], 1:2]
 with torch.no_grad():
+    out = model(ids, lengths)
     alone = model(alone_ids).layers[:, :, 0]
 in_batch = out.layers[:, : lengths[1], 1]
 print("largest difference, alone vs in the batch:", float((alone - in_batch).abs().max()))
@@ -124,6 +138,7 @@ one = torch.tensor(corpus.encode("we walked along the bank by the water", word2i
                                  add_boundaries=True)).unsqueeze(1)
 other = one.clone()
 other[-2, 0] = word2idx["trees"]  # "... by the trees"
+model = new_model()
 with torch.no_grad():
     a, b = model(one).layers, model(other).layers
 print("largest change per position, forward half:",

@@ -25,7 +25,7 @@
 # mini-batches of 16 sentences with learning rate 0.005 for 10 epochs.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import math
@@ -43,8 +43,13 @@ pretrain = sections.pretrain
 setup, corpus, bilm = sections.setup, sections.corpus, sections.bilm
 
 word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
-setup.set_seed(0)
-model = bilm.BiLM(len(word2idx))
+
+
+def untrained_model():
+    """A biLM as your section 3 makes it now, the same weights each time (seed 0): every cell
+    that trains or measures one makes it afresh, so a re-run cell runs your edited code."""
+    setup.set_seed(0)
+    return bilm.BiLM(len(word2idx))
 
 # %% [markdown]
 # ## The loss before training
@@ -59,8 +64,12 @@ model = bilm.BiLM(len(word2idx))
 # </details>
 
 # %% tags=["first-call"]
+# Your code: exercises/s4_pretrain.py, bilm_loss first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 ids, lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
                                  for s in corpus.CORPUS])
+model = untrained_model()
 with torch.no_grad():
     loss = pretrain.bilm_loss(model(ids, lengths), ids, lengths)
 print(f"loss of the untrained biLM: {float(loss):.3f}   2 ln V = {2 * math.log(len(word2idx)):.3f}")
@@ -104,6 +113,7 @@ print(f"floor, the phrases: {phrases:.3f} on training sentences, "
 # On the CPU: the toy biLM trains in seconds, and the cells below stay on one device.
 
 # %%
+model = untrained_model()  # from scratch: re-running this cell trains a new biLM
 history = pretrain.train_bilm(model, corpus.CORPUS, word2idx, pretrain.DEFAULT_RECIPE,
                               seed=0, device="cpu", log_every=5, progress=False)
 held_out = pretrain.corpus_loss(model, corpus.HELDOUT, word2idx)

@@ -27,7 +27,7 @@
 # this notebook is about reading it out, not training it.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import torch
@@ -45,6 +45,9 @@ trained = pretrained_bilm(sections)
 # ## Three layers per word
 
 # %% tags=["first-call"]
+# Your code: exercises/s5_extract.py, get_elmo_embeddings first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 sentence = "she put her money in the bank to keep it safe"
 embeddings = extract.get_elmo_embeddings(trained.model, sentence, trained.word2idx)
 print(tuple(embeddings.shape), "(layers, words, width) for", len(sentence.split()), "words")

@@ -30,7 +30,7 @@
 # are given (`course.analysis`, `course.plots`).
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import torch
@@ -54,6 +54,9 @@ set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them
 # one cosine per row, and a zero vector is similar to nothing.
 
 # %% tags=["first-call"]
+# Your code: exercises/s6_context.py, cosine_sim first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 a = torch.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
 b = torch.tensor([[2.0, 0.0], [-1.0, -1.0], [3.0, 4.0]])
 context.cosine_sim(a, b)

@@ -32,7 +32,7 @@
 # measures both, for one seed.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import torch
@@ -57,6 +57,9 @@ set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them
 # mean, 2; a large $w_2$ puts almost all the weight on layer 2.
 
 # %% tags=["first-call"]
+# Your code: exercises/s7_layer_weights.py, ScalarMix first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 layers = torch.stack([torch.full((2, 4), value) for value in (1.0, 2.0, 3.0)])  # (L+1, N, D)
 for initial in ([0.0, 0.0, 0.0], [0.0, 0.0, 5.0]):
     mix = layer_weights.ScalarMix(3, initial_scalar_parameters=initial)

@@ -36,7 +36,7 @@
 # and sections 5-7 run on it unchanged.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import torch
@@ -58,6 +58,9 @@ context = sections.context
 # a long word is cut.
 
 # %% tags=["first-call"]
+# Your code: exercises/s8_char_encoder.py, char_ids first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 for word in ("bank", "<s>", "naïve", "internationalisation"):
     print(f"{word!r:24} {char_encoder.char_ids(word)}")
 
