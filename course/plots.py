@@ -6,13 +6,15 @@ needs no display and no global figure manager keeps it open; a notebook shows it
     plot_halves               section 6: the forward and the backward half of each layer
     plot_sense_pca            section 6: one word's occurrences per layer, by sense
     plot_layer_weights        section 7: the learned layer weights and single-layer probes
+    plot_against_control      sections 6 and 7: a reading per layer, the pre-trained biLM
+                              beside the untrained biLM it started from
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -23,7 +25,9 @@ from .analysis import TaskResult, target_vectors
 from .corpus import HELDOUT_LABELS, PHRASES_OF, SENSE_LABELS
 from .harness import Sections
 
-__all__ = ["plot_context_comparison", "plot_halves", "plot_layer_weights", "plot_sense_pca"]
+__all__ = ["ControlPanel", "plot_against_control", "plot_context_comparison", "plot_halves",
+           "plot_layer_weights", "plot_sense_pca"]
+UNTRAINED_COLOUR = "0.6"  # the control is grey in every figure, the pre-trained biLM C0
 
 
 def _saved(figure: Figure, path: str | Path | None) -> Figure:
@@ -202,4 +206,59 @@ def plot_layer_weights(
                      else f"{title} (one seed)")
         ax.legend(fontsize="small")
     probe_ax.set_ylim(0, 1.05)
+    return _saved(figure, path)
+
+
+class ControlPanel(NamedTuple):
+    """One panel of `plot_against_control`: a reading per layer of the pre-trained biLM
+    (`trained`) and of the untrained one it started from (`untrained`), with a level to
+    read both against (chance, or 0 for a gap) when `level` is not None."""
+
+    title: str
+    ylabel: str
+    trained: Sequence[float]
+    untrained: Sequence[float]
+    level: float | None = None
+    level_label: str = ""
+
+
+def plot_against_control(panels: Sequence[ControlPanel],
+                         path: str | Path | None = None) -> Figure:
+    """One panel per reading, two to a row: per layer, the untrained biLM's bar (grey) beside
+    the pre-trained biLM's, each with its value written above it, and the panel's level as
+    a line (one style per kind of level). What pre-training adds is the step from grey to
+    blue; the legend sits below the panels, off the data."""
+    columns = min(2, len(panels))
+    rows = -(-len(panels) // columns)
+    figure = Figure(figsize=(4.2 * columns, 3.3 * rows + 0.5), layout="constrained")
+    axes = np.atleast_1d(figure.subplots(rows, columns)).ravel()
+    styles: dict[str, str] = {}
+    width = 0.38
+    for ax, panel in zip(axes, panels, strict=False):
+        layers = np.arange(len(panel.trained))
+        values = [*panel.trained, *panel.untrained, *([panel.level] if panel.level is not None
+                                                      else [])]
+        for offset, heights, colour, name in (
+            (-width / 2, panel.untrained, UNTRAINED_COLOUR, "untrained biLM (same shape, seed)"),
+            (width / 2, panel.trained, "C0", "pre-trained biLM"),
+        ):
+            bars = ax.bar(layers + offset, heights, width, color=colour, label=name)
+            ax.bar_label(bars, fmt="%.2f", fontsize=8, padding=2)
+        if panel.level is not None:
+            label = panel.level_label or f"level {panel.level:.2f}"
+            style = styles.setdefault(label, ("--", ":", "-.")[len(styles) % 3])
+            ax.axhline(panel.level, color="black", linestyle=style, linewidth=1, label=label)
+        top = max(values)
+        ax.set_ylim(min(0.0, min(values) * 1.2), top + 0.15 * max(abs(top), 0.1))
+        ax.set_xticks(layers, [f"layer {k}" for k in layers])
+        ax.set_ylabel(panel.ylabel)
+        ax.set_title(panel.title, fontsize=10)
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    handles: dict[str, Any] = {}
+    for ax in axes[: len(panels)]:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    figure.legend(list(handles.values()), list(handles), loc="outside lower center",
+                  ncols=min(len(handles), 2), fontsize=9)
     return _saved(figure, path)

@@ -103,3 +103,26 @@ def test_layer_weights_draw_means_chance_and_n(trained, tmp_path):
     assert chance == [0.5], "one chance line for the one task"
     legend = " ".join(t.get_text() for t in probe_ax.get_legend().get_texts())
     assert f"n = {len(task.labels)}" in legend and "chance 0.50" in legend
+
+
+def test_the_control_stands_beside_every_reading_with_its_value_and_level(tmp_path):
+    panels = [plots.ControlPanel("gap", "cosine", [0.0, 0.24, 0.28], [0.0, 0.08, 0.07], 0.0,
+                                 "no gap"),
+              plots.ControlPanel("1-NN", "accuracy", [0.33, 1.0, 1.0], [0.33, 0.72, 0.69],
+                                 0.33, "chance"),
+              plots.ControlPanel("weights", "s_j", [0.2, 0.4, 0.4], [0.2, 0.41, 0.39])]
+    path = tmp_path / "control.png"
+    figure = plots.plot_against_control(panels, path)
+    assert path.read_bytes()[:8] == PNG
+    shown = [ax for ax in figure.axes if ax.get_visible()]
+    assert len(shown) == 3
+    for ax, panel in zip(shown, panels, strict=True):
+        assert bar_heights(ax) == [round(v, 5) for v in (*panel.untrained, *panel.trained)]
+        written = [t.get_text() for t in ax.texts]
+        assert written == [f"{v:.2f}" for v in (*panel.untrained, *panel.trained)], (
+            "every bar says its value")
+    legend = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert {"untrained biLM (same shape, seed)", "pre-trained biLM"} <= set(legend)
+    assert "no gap" in legend and "chance" in legend, "each level is named, off the data"
+    styles = {line.get_label(): line.get_linestyle() for ax in shown for line in ax.lines}
+    assert styles["no gap"] != styles["chance"], "two kinds of level, two styles"
