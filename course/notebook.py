@@ -35,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -169,6 +171,27 @@ def pretrained_bilm(sections: Sections, characters: bool = False) -> SimpleNames
         f", trained in {trained.cpu_seconds:.1f} s of CPU")
     print(f"... {len(trained.history)} epochs, final loss {trained.history[-1]:.3f}{took}")
     return trained
+
+
+@contextmanager
+def each_epoch_on(sections: Sections, sentences: Sequence[str]) -> Iterator[list[float]]:
+    """While it lasts, each call of section 4's `corpus_loss` (the one `train_bilm` makes
+    after every epoch, to record its history) also measures the loss on `sentences`: the
+    list it yields fills with one held-out loss per epoch. The training itself is unchanged
+    (`corpus_loss` runs in eval mode and draws nothing at random)."""
+    module = Harness.module(sections.package, find_section("pretrain"))
+    original, found = module.corpus_loss, []
+
+    def measured(model, corpus, word2idx):
+        loss = original(model, corpus, word2idx)
+        found.append(original(model, sentences, word2idx))
+        return loss
+
+    module.corpus_loss = measured
+    try:
+        yield found
+    finally:
+        module.corpus_loss = original
 
 
 def _in_course(impl: str | Path) -> Path:

@@ -42,7 +42,10 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 
 # %%
 import torch
+from IPython.display import display
+from matplotlib_inline.backend_inline import set_matplotlib_formats
 
+from course import plots
 from course.notebook import load_sections, run_checks
 from course.registry import find_section
 
@@ -50,6 +53,7 @@ SECTION = find_section("bilm")
 sections = load_sections(IMPL, SECTION.name)
 bilm = sections.bilm
 corpus = sections.corpus
+set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
 
 # %% [markdown]
 # ## Reversing within lengths
@@ -150,6 +154,30 @@ print("largest change per position, backward half:",
 # Reading: the forward half is exactly 0 at every position before the changed word and
 # moves only from it on; the backward half moves everywhere up to it. An untrained biLM
 # already obeys this: it is the architecture, not the training.
+#
+# The same check for every word of the sentence in turn: row k changes token k (to
+# "trees"), and each column says how far the top layer's state at position t moved.
+
+# %%
+model = new_model()
+words = one[:, 0]
+forward_moved = torch.zeros(len(words), len(words))
+backward_moved = torch.zeros(len(words), len(words))
+with torch.no_grad():
+    reference = model(one).layers[-1, :, 0]  # (T, 512): the top layer
+    for k in range(len(words)):
+        changed = one.clone()
+        changed[k, 0] = word2idx["trees"] if words[k] != word2idx["trees"] else word2idx["bank"]
+        moved = (model(changed).layers[-1, :, 0] - reference).abs()
+        forward_moved[k], backward_moved[k] = moved[:, :256].amax(-1), moved[:, 256:].amax(-1)
+display(plots.plot_no_peeking(forward_moved.numpy(), backward_moved.numpy()))
+
+# %% [markdown]
+# Reading: the forward map is white (exactly 0) left of the diagonal: a forward state at t
+# never moves when a later token changes. The backward map is its mirror: white right of
+# the diagonal. On the diagonal both move: the state at t has read its own token, which is
+# why the forward LM predicts t+1 from it, never t. A peeking biLM would colour a white
+# triangle.
 #
 # ## Summary
 #

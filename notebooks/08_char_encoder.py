@@ -40,10 +40,14 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 
 # %%
 import torch
+from IPython.display import display
+from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis
+from course import analysis, plots
 from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.registry import find_section
+
+set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
 
 SECTION = find_section("char_encoder")
 sections = load_sections(IMPL, SECTION.name)
@@ -159,15 +163,17 @@ torch.manual_seed(0)
 untrained = char_encoder.CharBiLM(trained_word.idx2word).eval()
 models = {"word biLM": trained_word.model, "untrained character biLM": untrained,
           "character biLM": trained_char.model}
+ranked = {}
 for name, model in models.items():
-    found = analysis.nearest_relatives(sections, model, trained_word.word2idx)
+    found = ranked[name] = analysis.nearest_relatives(sections, model, trained_word.word2idx)
     firsts = sum(n.rank == 1 for n in found)
     mean_rank = sum(n.rank for n in found) / len(found)
     print(f"== {name}: relative first for {firsts} of {len(found)}, mean rank {mean_rank:.1f}")
     print(analysis.neighbours_table(found))
+display(plots.plot_relative_ranks(ranked, (found[0].candidates + 1) / 2))
 
 # %% [markdown]
-# Reading, against chance (rank 58.5): the word biLM has one ranking for every query,
+# Reading, against chance (the dashed line): the word biLM has one ranking for every query,
 # `<unk>`'s, and its mean rank is near chance. Both character models put half of the
 # relatives first or more, the untrained one a few more than the trained one; *played* is
 # nearer to *walked* (the same ending) than to *play* in both, and *riverbank* finds
