@@ -45,7 +45,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import plots
+from course import playground, plots
 from course.notebook import load_sections, run_checks
 from course.registry import find_section
 
@@ -179,6 +179,28 @@ display(plots.plot_no_peeking(forward_moved.numpy(), backward_moved.numpy()))
 # why the forward LM predicts t+1 from it, never t. A peeking biLM would colour a white
 # triangle.
 #
+# ## Playground
+#
+# A sentence of your own, typed as you would write it: what the biLM reads (section 2's
+# tokens, `<unk>` for a word the vocabulary lacks, `<s>` and `</s>` around them), and how far
+# each position's layer-2 state moves when one word of it changes (to "trees"), per
+# direction. A word the vocabulary lacks is `<unk>` whatever it was: change it to another
+# unknown word and nothing moves.
+
+# %%
+sentence, changed_word = "The ducks swam by the Bank, near zebras!", "Bank"
+print(playground.reading(sections, sentence, word2idx))
+model = new_model()
+mine = torch.tensor(corpus.encode(sentence, word2idx, add_boundaries=True)).unsqueeze(1)
+other = mine.clone()
+other[playground.position(sections, sentence, changed_word) + 1, 0] = word2idx["trees"]
+with torch.no_grad():
+    moved = (model(mine).layers[-1, :, 0] - model(other).layers[-1, :, 0]).abs()
+for name, half in (("forward", moved[:, :256]), ("backward", moved[:, 256:])):
+    print(f"{name:<8} half, largest change per position:",
+          [round(float(x), 3) for x in half.amax(-1)])
+
+# %% [markdown]
 # ## Summary
 #
 # * The biLM is a shared token layer, a forward and a backward stack of LSTMs, and one

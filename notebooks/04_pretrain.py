@@ -34,7 +34,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, plots
+from course import analysis, playground, plots
 from course.notebook import each_epoch_on, load_sections, run_checks
 from course.registry import find_section
 
@@ -179,12 +179,13 @@ print(analysis.predictions_table(analysis.top_predictions(
 #
 # ## Playground
 #
-# Type a sentence of the corpus's words, and see what each direction expects around every
-# word.
+# Type a sentence, as you would write it: it is read as section 2 reads it (lower case, no
+# punctuation), a word the vocabulary lacks is shown as `<unk>`, which is all the biLM sees
+# of it, and each direction's guesses around every word follow.
 
 # %%
-print(analysis.predictions_table(analysis.top_predictions(
-    sections, model, "we walked along the bank of the river", word2idx, idx2word, k=3)))
+sentence = "We walked along the Bank, by the zebras!"
+print(playground.predictions(sections, model, sentence, word2idx, idx2word, k=3))
 
 # %% [markdown]
 # ## Summary

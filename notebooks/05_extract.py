@@ -33,6 +33,7 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 import torch
 from torch.nn import functional as F
 
+from course import playground
 from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.registry import find_section
 
@@ -120,15 +121,18 @@ print("model left in training mode:", trained.model.training)
 # %% [markdown]
 # ## Playground
 #
-# Embed a sentence of your own and compare one word of it with the same word in a corpus
-# sentence, layer by layer.
+# Embed a sentence of your own, typed as you would write it, and compare one word of it with
+# the same word in a corpus sentence, layer by layer. Case and punctuation are read as
+# section 2 reads them, and a word the vocabulary lacks is read as `<unk>`.
 
 # %%
-mine, word = "the ducks sat by the bank of the water", "bank"
+mine, word = "The ducks sat by the Bank, of the water.", "bank"
+print(playground.reading(sections, mine, trained.word2idx))
 yours, theirs = extract.get_elmo_embeddings(trained.model, [mine, river], trained.word2idx)
-cosines = F.cosine_similarity(yours[:, mine.split().index(word)],
-                              theirs[:, river.split().index(word)], dim=-1)
-print([round(float(c), 3) for c in cosines])
+cosines = F.cosine_similarity(yours[:, playground.position(sections, mine, word)],
+                              theirs[:, playground.position(sections, river, word)], dim=-1)
+print(f"cosine of {word!r} here and in {river!r}, per layer:",
+      [round(float(c), 3) for c in cosines])
 
 # %% [markdown]
 # ## Summary

@@ -42,7 +42,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, plots
+from course import analysis, playground, plots
 from course.experiments import untrained_like
 from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.reference_targets import NUMBERS, SUMMARY
@@ -265,16 +265,18 @@ print(f"Over the reference's {SUMMARY['seeds']} seeds: {NUMBERS['word']['trained
 #
 # ## Playground
 #
-# Type a sentence with one of the four words: what each direction of the biLM expects
-# around every word, and the word's nearest corpus occurrences, per layer.
+# Type a sentence with one of the four words, as you would write it: what each direction
+# of the biLM expects around every word, and the word's nearest corpus occurrences, per
+# layer. Case and punctuation are read as section 2 reads them, an unknown word as `<unk>`;
+# where many occurrences are equally near (layer 0: the word is one vector everywhere), the
+# table says it is a tie rather than listing a few.
 
 # %%
-sentence, word = "the ducks sat by the bank of the water", "bank"
-print(analysis.predictions_table(analysis.top_predictions(
-    sections, trained.model, sentence, trained.word2idx, trained.idx2word, k=3)))
+sentence, word = "The ducks sat by the Bank, of the water.", "Bank"
+print(playground.predictions(sections, trained.model, sentence, trained.word2idx,
+                             trained.idx2word))
 print()
-print(analysis.nearest_table(analysis.nearest_occurrences(
-    sections, trained.model, trained.word2idx, sentence, word)))
+print(playground.nearest(sections, trained.model, trained.word2idx, sentence, word))
 
 # %% [markdown]
 # ## Summary

@@ -188,8 +188,8 @@ for name, reading in SUMMARY["targets"].items():
 # The mix on a task of your own: a sense task on two words only.
 
 # %%
-chosen = [label for label in corpus.SENSE_LABELS + corpus.HELDOUT_LABELS
-          if label[1] in ("bank", "play")]
+words = {corpus.tokenize(word)[0] for word in ("Bank", "play")}  # typed as you like
+chosen = [label for label in corpus.SENSE_LABELS + corpus.HELDOUT_LABELS if label[1] in words]
 mine = analysis.evaluate_task(
     sections, analysis.sense_task(sections, trained.model, trained.word2idx, chosen), seed=0)
 print(f"bank and play only: weights {[round(w, 2) for w in mine.weights.tolist()]}, "

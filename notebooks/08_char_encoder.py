@@ -43,7 +43,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, plots
+from course import analysis, playground, plots
 from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.registry import find_section
 
@@ -218,6 +218,20 @@ for name, model in models.items():
 # the course measures all of it over ten seeds, every probe and the learned mix included,
 # and the character biLM's layer 0 beats the word biLM's on most of them.
 #
+# ## Playground
+#
+# Any word, spelt as you like: the vocabulary's words nearest to it by layer 0, for the
+# pre-trained character biLM (which reads the spelling) and the word biLM (which reads any
+# word it lacks as `<unk>`, so every unknown word gets the same list).
+
+# %%
+for typed in ("Banks", "rivver", "watching", "teacher's", "zebra"):
+    print(playground.nearest_words(sections, trained_char.model, trained_word.word2idx,
+                                   typed, spelling=True), "   character biLM")
+    print(playground.nearest_words(sections, trained_word.model, trained_word.word2idx,
+                                   typed), "   word biLM")
+
+# %% [markdown]
 # ## Summary
 #
 # * A character CNN gives every word a vector of its own, from its bytes: no word is
