@@ -164,8 +164,9 @@ def pretrained_bilm(sections: Sections, characters: bool = False) -> SimpleNames
     the cache. With `characters`, section 8's character biLM, trained the same way."""
     which = "the character biLM pre-trained by sections 1-4 and 8" if characters else (
         "the biLM pre-trained by sections 1-4")
-    print(f"{which} (the first time, or after they change, it trains now, for a few "
-          "seconds; then it is read from the cache) ...")
+    takes = "about twenty seconds" if characters else "a few seconds"
+    print(f"{which} (the first time, or after they change, it trains now, for {takes} of "
+          "CPU; then it is read from the cache) ...", flush=True)
     trained = pretrained(sections.package, characters)
     took = "" if trained.cpu_seconds is None else (
         f", trained in {trained.cpu_seconds:.1f} s of CPU")
