@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import codecs
 import copy
 import json
 import os
@@ -72,9 +73,9 @@ EXECUTED_DIR = BUILD_DIR / "notebooks"  # where `make run-notebooks` keeps what 
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 # One torch thread per kernel unless told otherwise: kernels run side by side on few cores,
 # where OpenMP threads waiting for each other slow training down several times over.
-_PYTEST_EXPLANATION = re.compile(r"\s+assert\s")  # pytest's explanation after a message
 KERNEL_ENV = {"OMP_NUM_THREADS": "1", **os.environ}
 _TERMINAL_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+_PYTEST_EXPLANATION = re.compile(r"\s+assert\s")  # pytest's explanation after a message
 
 
 def notebook_names() -> list[str]:
@@ -224,14 +225,21 @@ def run_checks(impl: str | Path, section: str | int) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         results = Path(scratch) / "results.json"
         command = [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
-                   "--section", chosen.name, "--tb=no", "-q", "-p", "no:warnings",
+                   "--section", chosen.name, "--tb=no", "-q", "-rN", "-p", "no:warnings",
                    "--color=no", "--results-json", str(results)]
-        print(f"running section {chosen.number}'s checks on {impl}/ ...", flush=True)
-        ran = subprocess.run(command, cwd=ROOT, capture_output=True)
+        print(f"running section {chosen.number}'s checks on {impl}/ (a dot per check "
+              "that passes, F or E per one that does not) ...", flush=True)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        printed = ""
+        with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT) as tests:
+            for chunk in iter(lambda: tests.stdout.read1(4096), b""):
+                text = decoder.decode(chunk)
+                printed += text
+                print(text, end="", flush=True)
         found = json.loads(results.read_text()) if results.exists() else []
-    printed = ran.stdout.decode("utf-8", "replace") + ran.stderr.decode("utf-8", "replace")
-    print(checks_report(chosen, found, ran.returncode, printed))
-    if ran.returncode != 0:
+    print(checks_report(chosen, found, tests.returncode, printed))
+    if tests.returncode != 0:
         failed = sum(r["status"] not in ("passed", "skipped") for r in found)
         raise ChecksFailed(
             f"section {chosen.number} ({chosen.name}): "
@@ -256,9 +264,15 @@ def checks_report(section: Section, results: list[dict], status: int, printed: s
                 f"status {status}); pytest said:\n{tail}")
     lines = [f"section {section.number} ({section.name}): {len(results) - len(failed)} of "
              f"{len(results)} checks pass"]
-    for result in failed:
-        lines += [f"\nFAILED {result['name']}", f"  checks:  {result['checks']}",
-                  f"  message: {_course_message(result['message']) or result['status']}"]
+    by_message: dict[str, list[dict]] = {}
+    for result in failed:  # one message said once, however many tests it failed
+        message = _course_message(result["message"]) or result["status"]
+        by_message.setdefault(message, []).append(result)
+    for message, results_of in by_message.items():
+        first, more = results_of[0], len(results_of) - 1
+        lines += [f"\nFAILED {first['name']}" + (f" and {more} more with the same message"
+                                                  if more else ""),
+                  f"  checks:  {first['checks']}", f"  message: {message}"]
     return "\n".join(lines)
 
 

@@ -309,6 +309,10 @@ def test_a_failing_check_prints_the_courses_message_first_and_no_traceback():
     assert error._render_traceback_() == [
         "ChecksFailed: section 3 (bilm): 1 of 2 checks do not pass yet"], (
         "IPython shows this one line instead of a traceback into course/notebook.py")
+    broken = [{"name": f"test_{n}", "checks": "c", "status": "failed",
+               "message": "SyntaxError: invalid syntax (s3_bilm.py, line 9)"} for n in range(4)]
+    grouped = notebooks.checks_report(bilm, broken, 1, "")
+    assert grouped.count("SyntaxError") == 1 and "and 3 more with the same message" in grouped
     crashed = notebooks.checks_report(bilm, [], 2, "E   SyntaxError: invalid syntax")
     assert "no check ran" in crashed and "SyntaxError" in crashed
 
