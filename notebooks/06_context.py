@@ -38,6 +38,8 @@
 IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
+import textwrap
+
 import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
@@ -54,6 +56,11 @@ context, corpus = sections.context, sections.corpus
 trained = pretrained_bilm(sections)
 control = untrained_like(sections)  # the same shape and initial weights, never trained
 set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
+
+
+def say(text):
+    """Print a reading wrapped to the notebook's width."""
+    print(textwrap.fill(text, 92))
 
 # %% [markdown]
 # ## Cosine similarity
@@ -120,13 +127,13 @@ print(row("what pre-training adds", pooled_gap(comparison) - pooled_gap(control_
 
 # %%
 added = pooled_gap(comparison) - pooled_gap(control_comparison)
-print(f"Reading, this seed: at layer 1 the gap is {float(pooled_gap(comparison)[1]):.3f} "
-      f"pre-trained against {float(pooled_gap(control_comparison)[1]):.3f} untrained, so "
-      f"pre-training adds {float(added[1]):.3f}; at layer 2, {float(added[2]):.3f} "
-      f"({'more' if added[2] > added[1] else 'less'} than at layer 1).")
+say(f"Reading, this seed: at layer 1 the gap is {float(pooled_gap(comparison)[1]):.3f} "
+    f"pre-trained against {float(pooled_gap(control_comparison)[1]):.3f} untrained, so "
+    f"pre-training adds {float(added[1]):.3f}; at layer 2, {float(added[2]):.3f} "
+    f"({'more' if added[2] > added[1] else 'less'} than at layer 1).")
 word, untrained_mean = NUMBERS["word"]["trained"], NUMBERS["word"]["untrained"]
-print(f"Over the reference's {SUMMARY['seeds']} seeds, the mean gap (training pairs) per "
-      f"layer is {word['gap']} pre-trained against {untrained_mean['gap']} untrained.")
+say(f"Over the reference's {SUMMARY['seeds']} seeds, the mean gap (training pairs) per "
+    f"layer is {word['gap']} pre-trained against {untrained_mean['gap']} untrained.")
 
 # %%
 display(plots.plot_against_control([
@@ -247,14 +254,14 @@ chance_nn = (sum(r.chance * r.n for r in nearest["held-out", "pre-trained"].valu
 display(plots.plot_against_control([plots.ControlPanel(
     "held-out queries: is the nearest occurrence of the word's sense?", "1-NN sense accuracy",
     trained_nn.tolist(), control_nn.tolist(), chance_nn, f"chance {chance_nn:.2f}")]))
-print(f"Reading, this seed, held-out queries: layer 0 scores chance ({chance_nn:.2f}) for "
-      f"both. At layers 1 and 2 the untrained biLM already reaches {float(control_nn[1]):.2f} "
-      f"and {float(control_nn[2]):.2f}: the two senses' phrases differ in their words, and "
-      f"random LSTMs carry those words. Pre-training takes it to {float(trained_nn[1]):.2f} "
-      f"and {float(trained_nn[2]):.2f}, adding {float(trained_nn[1] - control_nn[1]):.2f} "
-      f"and {float(trained_nn[2] - control_nn[2]):.2f}.")
-print(f"Over the reference's {SUMMARY['seeds']} seeds: {NUMBERS['word']['trained']['nearest']} "
-      f"pre-trained against {NUMBERS['word']['untrained']['nearest']} untrained.")
+say(f"Reading, this seed, held-out queries: layer 0 scores chance ({chance_nn:.2f}) for "
+    f"both. At layers 1 and 2 the untrained biLM already reaches {float(control_nn[1]):.2f} "
+    f"and {float(control_nn[2]):.2f}: the two senses' phrases differ in their words, and "
+    f"random LSTMs carry those words. Pre-training takes it to {float(trained_nn[1]):.2f} "
+    f"and {float(trained_nn[2]):.2f}, adding {float(trained_nn[1] - control_nn[1]):.2f} "
+    f"and {float(trained_nn[2] - control_nn[2]):.2f}.")
+say(f"Over the reference's {SUMMARY['seeds']} seeds: {NUMBERS['word']['trained']['nearest']} "
+    f"pre-trained against {NUMBERS['word']['untrained']['nearest']} untrained.")
 
 # %% [markdown]
 # Reading: the control matters here most. A nearest neighbour of the right sense is no

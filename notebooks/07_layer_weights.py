@@ -38,6 +38,8 @@
 IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
+import textwrap
+
 import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
@@ -55,6 +57,11 @@ corpus = sections.corpus
 trained = pretrained_bilm(sections)
 control = untrained_like(sections)  # the same shape and initial weights, never trained
 set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
+
+
+def say(text):
+    """Print a reading wrapped to the notebook's width."""
+    print(textwrap.fill(text, 92))
 
 # %% [markdown]
 # ## The mix on three constant layers
@@ -164,20 +171,21 @@ display(plots.plot_against_control([
 
 # %%
 for task, result, untrained in zip(tasks, results, control_results, strict=True):
-    print(f"{task.name}: the mix scores {result.accuracy:.2f} pre-trained against "
-          f"{untrained.accuracy:.2f} untrained (chance {task.chance:.2f}); pre-training adds "
-          f"{result.accuracy - untrained.accuracy:.2f}. Weights "
-          f"{[round(w, 2) for w in result.weights.tolist()]} against "
-          f"{[round(w, 2) for w in untrained.weights.tolist()]}; probes per layer "
-          f"{[round(a, 2) for a in result.layer_accuracy.tolist()]} against "
-          f"{[round(a, 2) for a in untrained.layer_accuracy.tolist()]}.")
+    say(f"{task.name}: the mix scores {result.accuracy:.2f} pre-trained against "
+        f"{untrained.accuracy:.2f} untrained (chance {task.chance:.2f}); pre-training adds "
+        f"{result.accuracy - untrained.accuracy:.2f}. Weights "
+        f"{[round(w, 2) for w in result.weights.tolist()]} against "
+        f"{[round(w, 2) for w in untrained.weights.tolist()]}; probes per layer "
+        f"{[round(a, 2) for a in result.layer_accuracy.tolist()]} against "
+        f"{[round(a, 2) for a in untrained.layer_accuracy.tolist()]}.")
 means = NUMBERS["word"]
-print(f"\nOver the reference's {SUMMARY['seeds']} seeds, mean weights: word sense "
-      f"{means['trained']['weights']['word_sense']} pre-trained against "
-      f"{means['untrained']['weights']['word_sense']} untrained; word class "
-      f"{means['trained']['weights']['word_class']} against "
-      f"{means['untrained']['weights']['word_class']}. The targets, read as effects of "
-      "pre-training (pre-trained and untrained biLMs holding it; what pre-training adds):")
+print()
+say(f"Over the reference's {SUMMARY['seeds']} seeds, mean weights: word sense "
+    f"{means['trained']['weights']['word_sense']} pre-trained against "
+    f"{means['untrained']['weights']['word_sense']} untrained; word class "
+    f"{means['trained']['weights']['word_class']} against "
+    f"{means['untrained']['weights']['word_class']}. The targets, read as effects of "
+    "pre-training (pre-trained and untrained biLMs holding it; what pre-training adds):")
 for name, reading in SUMMARY["targets"].items():
     if name.startswith(("word sense", "word class")):
         print(f"  {name:<58} {reading['trained']:>5} {reading['untrained']:>5}  "
