@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,7 @@ MATHJAX_PATH = "mathjax/tex-mml-chtml.js"  # under _static/ once built
 # site's _static/: Jupyter Book would put every .js of a folder named _static in each page.
 ASSETS = "_assets"
 DOCS = ("learners.md", "notebooks.md", "analysis.md")  # docs/, in this order
+EXPLORE_SEEDS = (0, 1, 2)  # the seeds of the interactive figure's biLMs
 
 CONFIG = """\
 # Written by tools/book.py: do not edit.
@@ -123,6 +125,133 @@ def mathjax(static: Path) -> Path:
     return target
 
 
+EXPLORE_PAGE = """\
+# Explore: one word, layer by layer
+
+Every occurrence of a target word in the corpus (training sentences filled, held-out ones
+hollow), coloured by its sense, on the first two principal components of one layer's
+vectors. Choose the word, the biLM (pre-trained, or the untrained one of the same shape and
+seed, the control), the seed, and the layer: layer 0 is one point (the word alone); a layer
+that knows the sense splits the colours. The caption gives each view's numbers. Drawn in
+the page itself, from numbers computed when the book was built: nothing is fetched.
+
+```{{raw}} html
+<div id="explore" style="font-size: 0.95rem">
+  <label>word <select id="ex-word"></select></label>
+  <label>biLM <select id="ex-model"></select></label>
+  <label>seed <select id="ex-seed"></select></label>
+  <label>layer <input type="range" id="ex-layer" min="0" max="2" step="1" value="1">
+    <span id="ex-layer-value"></span></label>
+  <svg id="ex-plot" viewBox="0 0 640 420" width="100%" style="max-width: 640px"
+       role="img" aria-label="the word's occurrences"></svg>
+  <p id="ex-caption"></p>
+</div>
+<script>
+const EXPLORE = {data};
+(function () {{
+  const $ = (id) => document.getElementById(id);
+  const colours = ["#1f77b4", "#ff7f0e"];
+  function options(select, values) {{
+    select.innerHTML = values.map((v) => `<option value="${{v}}">${{v}}</option>`).join("");
+  }}
+  options($("ex-word"), Object.keys(EXPLORE.views));
+  options($("ex-model"), EXPLORE.models);
+  options($("ex-seed"), EXPLORE.seeds);
+  function draw() {{
+    const word = $("ex-word").value, model = $("ex-model").value;
+    const seed = $("ex-seed").value, layer = +$("ex-layer").value;
+    $("ex-layer-value").textContent = layer;
+    const view = EXPLORE.views[word][model][seed][layer];
+    const senses = EXPLORE.senses[word];
+    const xs = view.points.map((p) => p[0]), ys = view.points.map((p) => p[1]);
+    const span = (v) => Math.max(Math.max(...v) - Math.min(...v), 1e-9);
+    const sx = (x) => 60 + (x - Math.min(...xs)) / span(xs) * 540;
+    const sy = (y) => 360 - (y - Math.min(...ys)) / span(ys) * 320;
+    let svg = '<rect x="40" y="20" width="580" height="360" fill="none" stroke="#999"/>';
+    view.points.forEach((p) => {{
+      const colour = colours[p[2]];
+      svg += `<circle class="ex-point" cx="${{sx(p[0])}}" cy="${{sy(p[1])}}" r="6" ` +
+        `stroke="${{colour}}" stroke-width="2" fill="${{p[3] ? "none" : colour}}">` +
+        `<title>${{p[4]}}</title></circle>`;
+    }});
+    senses.forEach((sense, i) => {{
+      svg += `<text x="${{60 + 160 * i}}" y="405" fill="${{colours[i]}}" font-size="14">` +
+        `&#9679; ${{sense}}</text>`;
+    }});
+    svg += '<text x="380" y="405" font-size="14" fill="#333">hollow: held out</text>';
+    $("ex-plot").innerHTML = svg;
+    $("ex-caption").textContent = `'${{word}}', layer ${{layer}} of the ${{model}} biLM, ` +
+      `seed ${{seed}}: ` + view.caption;
+  }}
+  ["ex-word", "ex-model", "ex-seed", "ex-layer"].forEach((id) =>
+    $(id).addEventListener("input", draw));
+  draw();
+}})();
+</script>
+```
+"""
+
+
+def explore_data(small: bool = False) -> dict:
+    """The interactive figure's numbers: per word, biLM ("pre-trained", "untrained"), seed
+    and layer, each occurrence's first two principal components [x, y, sense index,
+    held out (0/1), sentence], and a caption with the view's share of spread and the
+    sense gap. With `small`, two made-up views (no biLM), for the browser test."""
+    if small:
+        points = [[0.0, 0.0, 0, 0, "a"], [1.0, 0.5, 1, 1, "b"], [0.2, 1.0, 0, 0, "c"]]
+        view = {"points": points, "caption": "made up"}
+        return {"models": ["pre-trained", "untrained"], "seeds": [0],
+                "senses": {"bank": ["finance", "river"]},
+                "views": {"bank": {m: {"0": [view, view, view]}
+                                   for m in ("pre-trained", "untrained")}}}
+    import torch
+
+    from course import analysis, experiments
+    from course.corpus import HELDOUT_LABELS, SENSE_LABELS
+    from course.pretrained import pretrained
+    from tools import reference
+
+    sections = reference()
+    labels = [*SENSE_LABELS, *HELDOUT_LABELS]
+    held_out = {sentence for sentence, _, _ in HELDOUT_LABELS}
+    words = list(dict.fromkeys(word for _, word, _ in labels))
+    senses = {w: list(dict.fromkeys(s for _, x, s in labels if x == w)) for w in words}
+    word2idx, _ = experiments.vocabulary(sections)
+    models = {}
+    for seed in EXPLORE_SEEDS:
+        trained = (pretrained(sections.package).model if seed == 0
+                   else experiments.pretrain(sections, seed, word2idx)[0])
+        models["pre-trained", seed] = trained.eval()
+        models["untrained", seed] = experiments.untrained_like(sections, seed).model
+    views: dict = {w: {"pre-trained": {}, "untrained": {}} for w in words}
+    for (name, seed), model in models.items():
+        for word in words:
+            chosen = [label for label in labels if label[1] == word]
+            vectors = analysis.target_vectors(sections, model, word2idx, chosen)
+            sense_of = [senses[word].index(sense) for _, _, sense in chosen]
+            same = torch.tensor([[a == b for b in sense_of] for a in sense_of])
+            layers = []
+            for points in vectors:
+                centred = points - points.mean(dim=0)
+                _, singular, directions = torch.linalg.svd(centred, full_matrices=False)
+                xy = (centred @ directions[:2].T).tolist()
+                cosines = points @ points.T
+                off = ~torch.eye(len(chosen), dtype=torch.bool)
+                gap = float(cosines[same & off].mean() - cosines[~same].mean())
+                share = float((singular[0] ** 2 / (singular**2).sum()).nan_to_num())
+                caption = ("one vector in every sentence (the word without its context)"
+                           if singular[0] < 1e-6 else
+                           f"the first component holds {share:.0%} of the spread; the sense "
+                           f"gap (same-sense minus different-sense cosine) is {gap:.3f}")
+                layers.append({"points": [[round(x, 4), round(y, 4), s, int(sent in held_out),
+                                           sent] for (x, y), s, (sent, _, _)
+                                          in zip(xy, sense_of, chosen, strict=True)],
+                               "caption": caption})
+            views[word][name][str(seed)] = layers
+    return {"models": ["pre-trained", "untrained"], "seeds": list(EXPLORE_SEEDS),
+            "senses": senses, "views": views}
+
+
 def small_notebook() -> nbformat.NotebookNode:
     """A notebook with what the book must show: prose with maths, code, a figure."""
     import base64
@@ -158,12 +287,15 @@ def sources(src: Path, small: bool = False, report=print) -> list[str]:
     (src / "_config.yml").write_text(CONFIG.format(title=title, mathjax_path=MATHJAX_PATH,
                                                      assets=ASSETS))
     (src / "intro.md").write_text(LANDING.format(title=title))
+    report("computing the interactive figure's views ...")
+    (src / "explore.md").write_text(EXPLORE_PAGE.format(
+        data=json.dumps(explore_data(small), separators=(",", ":"))))
     pages = []
     if small:
         nbformat.write(small_notebook(), src / "notebook.ipynb")
         (src / "notes.md").write_text("# Notes\n\nA doc page with maths: "
                                       "$s = \\mathrm{softmax}(w)$.\n")
-        pages = ["notebook", "notes"]
+        pages = ["notebook", "notes", "explore"]
     else:
         for name in DOCS:
             text = (ROOT / "docs" / name).read_text()
@@ -180,6 +312,7 @@ def sources(src: Path, small: bool = False, report=print) -> list[str]:
         for name in names:
             _without_plumbing(src / "notebooks" / name)
             pages.append(f"notebooks/{Path(name).stem}")
+        pages.append("explore")
     toc = ["# Written by tools/book.py: do not edit.", "format: jb-book", "root: intro",
            "chapters:", *(f"- file: {page}" for page in pages)]
     (src / "_toc.yml").write_text("\n".join(toc) + "\n")

@@ -38,7 +38,18 @@ PAGE_FACTS = """() => ({
   broken_images: Array.from(document.querySelectorAll('main img'))
                    .filter(i => !i.complete || i.naturalWidth === 0).length,
   text: (document.querySelector('main') || document.body).innerText.length,
+  explore_points: document.querySelectorAll('#ex-plot .ex-point').length,
 })"""
+# On the interactive figure's page: move the layer control, and say whether the picture and
+# its caption followed.
+EXPLORE_MOVED = """() => {
+  const layer = document.getElementById('ex-layer');
+  const before = document.getElementById('ex-caption').textContent;
+  layer.value = layer.value === '0' ? '2' : '0';
+  layer.dispatchEvent(new Event('input'));
+  return {caption_changed: document.getElementById('ex-caption').textContent !== before,
+          points: document.querySelectorAll('#ex-plot .ex-point').length};
+}"""
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -84,6 +95,8 @@ def check(book: Path, chromium: str = "/usr/bin/chromium",
                 page.wait_for_function(MATHJAX_DONE, timeout=20_000)
                 page.wait_for_timeout(100)
                 found[name] = page.evaluate(PAGE_FACTS)
+                if found[name]["explore_points"]:
+                    found[name]["explore_moved"] = page.evaluate(EXPLORE_MOVED)
                 if screenshots is not None:
                     screenshots.mkdir(parents=True, exist_ok=True)
                     page.screenshot(path=str(screenshots / (name.replace("/", "_") + ".png")),

@@ -41,7 +41,7 @@ def small_book(tmp_path_factory) -> Path:
 
 
 def test_the_small_book_holds_its_pages_and_a_local_mathjax(small_book):
-    assert {"intro.html", "notebook.html", "notes.html"} <= {p.name for p in
+    assert {"intro.html", "notebook.html", "notes.html", "explore.html"} <= {p.name for p in
                                                              small_book.glob("*.html")}
     assert (small_book / "_static" / book.MATHJAX_PATH).exists()
     page = (small_book / "notebook.html").read_text()
@@ -59,11 +59,16 @@ def test_in_a_browser_every_page_renders_with_its_maths_and_figure_offline(small
     assert found["external"] == [], f"requests that left the machine: {found['external']}"
     assert found["failed"] == [], f"requests that failed: {found['failed']}"
     pages = found["pages"]
-    assert set(pages) == {"intro.html", "notebook.html", "notes.html"}
+    assert set(pages) == {"intro.html", "notebook.html", "notes.html", "explore.html"}
     for name, facts in pages.items():
         assert facts["text"] > 50 and "ELMo" in facts["title"], (name, facts)
-        assert facts["maths"] >= 1 and facts["raw_tex"] == 0, (
-            f"{name}: the maths is typeset by the local MathJax, no TeX left raw: {facts}")
+        assert facts["raw_tex"] == 0, f"{name}: TeX left raw: {facts}"
+        if name != "explore.html":
+            assert facts["maths"] >= 1, f"{name}: typeset by the local MathJax: {facts}"
+    explore = pages["explore.html"]
+    assert explore["explore_points"] == 3, "the interactive figure draws every occurrence"
+    assert explore["explore_moved"] == {"caption_changed": True, "points": 3}, (
+        "moving the layer control redraws the figure and its caption")
     assert pages["notebook.html"]["maths"] == 2, "inline and displayed maths"
     assert pages["notebook.html"]["images"] == 1 and pages["notebook.html"][
         "broken_images"] == 0, "the notebook's figure is shown"
