@@ -164,9 +164,10 @@ const EXPLORE = {data};
     const view = EXPLORE.views[word][model][seed][layer];
     const senses = EXPLORE.senses[word];
     const xs = view.points.map((p) => p[0]), ys = view.points.map((p) => p[1]);
-    const span = (v) => Math.max(Math.max(...v) - Math.min(...v), 1e-9);
-    const sx = (x) => 60 + (x - Math.min(...xs)) / span(xs) * 540;
-    const sy = (y) => 360 - (y - Math.min(...ys)) / span(ys) * 320;
+    const span = (v) => Math.max(...v) - Math.min(...v);
+    // one vector everywhere (layer 0): a single point, in the middle
+    const sx = (x) => span(xs) < 1e-6 ? 330 : 60 + (x - Math.min(...xs)) / span(xs) * 540;
+    const sy = (y) => span(ys) < 1e-6 ? 200 : 360 - (y - Math.min(...ys)) / span(ys) * 320;
     let svg = '<rect x="40" y="20" width="580" height="360" fill="none" stroke="#999"/>';
     view.points.forEach((p) => {{
       const colour = colours[p[2]];
