@@ -57,6 +57,13 @@ def smallest_text(figure: Figure, width_in: float = NOTEBOOK_WIDTH_IN) -> float:
     return min(sizes) * scale
 
 
+def _legend_below(ax) -> None:
+    """`ax`'s legend under its x label, off the data (a legend inside the axes hid the
+    anisotropy baseline); the constrained layout makes room for it."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=SMALL,
+              frameon=False)
+
+
 def _saved(figure: Figure, path: str | Path | None) -> Figure:
     """`figure`, saved to `path` first (any format matplotlib knows from the suffix; folders
     are created) unless `path` is None."""
@@ -84,7 +91,7 @@ def _pooled_bars(ax, comparison: Any, baseline: torch.Tensor | None, title: str)
     ax.set_ylabel("mean cosine similarity")
     ax.set_ylim(min(0.0, float(comparison.similarity.min())), 1.1)
     ax.set_title(title, fontsize=10)
-    ax.legend(loc="lower left", fontsize=SMALL)
+    _legend_below(ax)
 
 
 def plot_context_comparison(
@@ -117,7 +124,7 @@ def plot_context_comparison(
     gap_ax.set_xlabel("layer")
     gap_ax.set_ylabel("same-sense minus different-sense cosine")
     gap_ax.set_title("How far each layer tells a word's senses apart", fontsize=10)
-    gap_ax.legend(fontsize=SMALL)
+    _legend_below(gap_ax)
     _pooled_bars(pooled_ax, comparison, baseline,
                  f"All {len(comparison.pairs)} pairs (mean ± 1 sd)")
     return _saved(figure, path)
@@ -237,7 +244,7 @@ def plot_layer_weights(
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title} (mean ± 1 sd over {len(results)} seeds)" if spread
                      else f"{title} (one seed)", fontsize=10)
-        ax.legend(fontsize=SMALL)
+        _legend_below(ax)
     probe_ax.set_ylim(0, 1.05)
     return _saved(figure, path)
 

@@ -197,3 +197,15 @@ def test_smallest_text_counts_the_shrinking_of_a_wide_figure():
     figure = Figure(figsize=(17, 4))
     figure.subplots().set_title("t", fontsize=10)
     assert plots.smallest_text(figure) == pytest.approx(5.0), "10 pt ticks, drawn at half size"
+
+
+def test_legends_sit_off_the_data(comparison, baseline):
+    figure = plots.plot_context_comparison(comparison, baseline)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)  # lays the legends out
+    for ax in figure.axes:
+        legend, data = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(
+            renderer)
+        assert legend.y1 <= data.y0, f"{ax.get_title()}: the legend overlaps the data"
