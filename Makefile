@@ -158,3 +158,23 @@ demo-real: $(STAMP) ## ELMo on real English (WordNet) on solutions/, 5 seeds: bu
 
 wordnet: $(STAMP) ## extract data/wordnet/ again from WordNet 3.0 (make system-packages installs it)
 	$(PY) -m tools.wordnet
+
+# --- the course book: make book ----------------------------------------------------------
+# A static site of the notebooks, executed on the reference, and the docs: Jupyter Book 1.x
+# in its own environment (requirements/book.lock), MathJax 3 from its npm package copied into
+# the build, so that it reads offline. tests/tooling/test_book.py builds a small book and
+# opens it in the system's chromium, headless, letting no request leave the machine.
+.PHONY: book
+BOOK_VENV := .venv-book
+BOOK_STAMP := $(BOOK_VENV)/.installed
+SYSTEM_PACKAGES += chromium
+
+$(BOOK_STAMP): requirements/book.lock
+	python3 -m venv $(BOOK_VENV)
+	$(BOOK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements/book.lock
+	touch $@
+
+book: $(STAMP) $(BOOK_STAMP) ## the course book, offline: notebooks run on the reference, docs, in build/book (minutes)
+	$(PY) -m tools.book build/book
+
+check-tooling: $(BOOK_STAMP)

@@ -11,7 +11,16 @@
 A notebook takes its section from `IMPL` and the others from the reference (where there is
 one), as the tests do. The modules follow their files: after an edit to a section's file,
 running a cell again runs the edited code (the harness loads a changed file afresh), with
-no restart and no re-run of the cells above.
+no restart and no re-run of the cells above; an object made from a section's code (a model)
+keeps the code it was made with, unless a cell makes it through `sections.builder`, which
+makes it again after an edit:
+
+    new_model = sections.builder(lambda: sections.bilm.BiLM(30))
+    model = new_model()    # the same model while the files are unchanged, a new one after
+
+The implementation a notebook runs is its parameters cell's `IMPL`, or, when that is None
+(as committed), `ELMO_IMPL` from the environment, or the first line of the ignored file
+`.elmo-impl` at the repository's root, or `exercises`: switching never edits a notebook.
 """
 
 from __future__ import annotations
@@ -25,7 +34,10 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -50,6 +62,7 @@ from .registry import (
     find_section,
     shown,
 )
+from .switch import IMPL_FILE, IMPL_VARIABLE, chosen_impl  # noqa: F401 (the notebooks')
 
 OVERVIEW = "00_overview.ipynb"
 REAL_ENGLISH = "09_real_english.ipynb"  # no section's: ELMo on real English, after them all
@@ -62,6 +75,7 @@ KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language":
 # where OpenMP threads waiting for each other slow training down several times over.
 KERNEL_ENV = {"OMP_NUM_THREADS": "1", **os.environ}
 _TERMINAL_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+_PYTEST_EXPLANATION = re.compile(r"\s+assert\s")  # pytest's explanation after a message
 
 
 def notebook_names() -> list[str]:
@@ -101,6 +115,23 @@ class LiveSections(Sections):
     def package(self) -> ModuleType:
         return self._harness.load(self._under_test)
 
+    def builder(self, make):
+        """A function returning `make()`'s object, the same one while the sections' files
+        are unchanged and a new one after an edit of any of them: a cell that starts with
+        `model = new_model()` always runs the code as its file is now."""
+        made: dict[str, object] = {}
+
+        def current():
+            key = self.package.__name__  # named by the digest of every section's file
+            if key not in made:
+                if made:
+                    print("(your code changed since the last run: made again from it)")
+                made.clear()
+                made[key] = make()
+            return made[key]
+
+        return current
+
     def __getattr__(self, name: str) -> _LiveModule:
         try:
             section = find_section(name)
@@ -134,8 +165,9 @@ def pretrained_bilm(sections: Sections, characters: bool = False) -> SimpleNames
     the cache. With `characters`, section 8's character biLM, trained the same way."""
     which = "the character biLM pre-trained by sections 1-4 and 8" if characters else (
         "the biLM pre-trained by sections 1-4")
-    print(f"{which} (the first time, or after they change, it trains now, for a few "
-          "seconds; then it is read from the cache) ...")
+    takes = "about twenty seconds" if characters else "a few seconds"
+    print(f"{which} (the first time, or after they change, it trains now, for {takes} of "
+          "CPU; then it is read from the cache) ...", flush=True)
     trained = pretrained(sections.package, characters)
     took = "" if trained.cpu_seconds is None else (
         f", trained in {trained.cpu_seconds:.1f} s of CPU")
@@ -143,34 +175,105 @@ def pretrained_bilm(sections: Sections, characters: bool = False) -> SimpleNames
     return trained
 
 
+@contextmanager
+def each_epoch_on(sections: Sections, sentences: Sequence[str]) -> Iterator[list[float]]:
+    """While it lasts, each call of section 4's `corpus_loss` (the one `train_bilm` makes
+    after every epoch, to record its history) also measures the loss on `sentences`: the
+    list it yields fills with one held-out loss per epoch. The training itself is unchanged
+    (`corpus_loss` runs in eval mode and draws nothing at random)."""
+    module = Harness.module(sections.package, find_section("pretrain"))
+    original, found = module.corpus_loss, []
+
+    def measured(model, corpus, word2idx):
+        loss = original(model, corpus, word2idx)
+        found.append(original(model, sentences, word2idx))
+        return loss
+
+    module.corpus_loss = measured
+    try:
+        yield found
+    finally:
+        module.corpus_loss = original
+
+
 def _in_course(impl: str | Path) -> Path:
     path = Path(impl)
     return path if path.is_absolute() else ROOT / path
 
 
+class ChecksFailed(AssertionError):
+    """A section's checks did not all pass. Jupyter shows only its message (the course's
+    report, printed above it), not a traceback into this module."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for an exception's display
+        return [f"{type(self).__name__}: {self}"]
+
+
 def run_checks(impl: str | Path, section: str | int) -> None:
-    """Run one section's tests on `impl` as `make test SECTION=<section>` does, printing
-    their report as it comes.
+    """Run one section's tests on `impl` as `make test SECTION=<section>` does, then print
+    the course's report of them: for each test that failed, what it checks and the
+    course's message, first, without pytest's tracebacks or the tensors it compared.
 
     The tests run in a process of their own: hypothesis draws some examples from constants
     it finds in the modules already imported, so in the kernel they would see other examples
     than `make test` does.
 
     Raises:
-        AssertionError: a test failed, or there was none to run.
+        ChecksFailed: a test failed, or there was none to run.
     """
     chosen = find_section(section)
-    command = [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
-               "--section", chosen.name, "--color=yes"]
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT) as tests:
-        for chunk in iter(lambda: tests.stdout.read1(4096), b""):
-            print(decoder.decode(chunk), end="", flush=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        results = Path(scratch) / "results.json"
+        command = [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
+                   "--section", chosen.name, "--tb=no", "-q", "-rN", "-p", "no:warnings",
+                   "--color=no", "--results-json", str(results)]
+        print(f"running section {chosen.number}'s checks on {impl}/ (a dot per check "
+              "that passes, F or E per one that does not) ...", flush=True)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        printed = ""
+        with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT) as tests:
+            for chunk in iter(lambda: tests.stdout.read1(4096), b""):
+                text = decoder.decode(chunk)
+                printed += text
+                print(text, end="", flush=True)
+        found = json.loads(results.read_text()) if results.exists() else []
+    print(checks_report(chosen, found, tests.returncode, printed))
     if tests.returncode != 0:
-        raise AssertionError(f"section {chosen.number} ({chosen.name}) does not pass its checks "
-                             f"yet (pytest exit status {tests.returncode}); the report above "
-                             "says which and why")
+        failed = sum(r["status"] not in ("passed", "skipped") for r in found)
+        raise ChecksFailed(
+            f"section {chosen.number} ({chosen.name}): "
+            + (f"{failed} of {len(found)} checks do not pass yet; the report above says "
+               "which and why" if failed else "the checks could not run; see above")
+            + f" (all of pytest's output: make test SECTION={chosen.number})")
+
+
+def _course_message(message: str) -> str:
+    """A test's message without what pytest appends to it (its rewritten `assert`, the
+    values it compared): the course's own words only."""
+    return _PYTEST_EXPLANATION.split(message, maxsplit=1)[0].rstrip()
+
+
+def checks_report(section: Section, results: list[dict], status: int, printed: str) -> str:
+    """The course's report of one section's checks: a line of counts, then each failure's
+    message under what the test checks; pytest's own tail when no test could run."""
+    failed = [r for r in results if r["status"] not in ("passed", "skipped")]
+    if not results or (status not in (0, 1)):
+        tail = "\n".join(printed.strip().splitlines()[-25:])
+        return (f"section {section.number} ({section.name}): no check ran (pytest exit "
+                f"status {status}); pytest said:\n{tail}")
+    lines = [f"section {section.number} ({section.name}): {len(results) - len(failed)} of "
+             f"{len(results)} checks pass"]
+    by_message: dict[str, list[dict]] = {}
+    for result in failed:  # one message said once, however many tests it failed
+        message = _course_message(result["message"]) or result["status"]
+        by_message.setdefault(message, []).append(result)
+    for message, results_of in by_message.items():
+        first, more = results_of[0], len(results_of) - 1
+        lines += [f"\nFAILED {first['name']}" + (f" and {more} more with the same message"
+                                                  if more else ""),
+                  f"  checks:  {first['checks']}", f"  message: {message}"]
+    return "\n".join(lines)
 
 
 def stubs_left(impl: str | Path, section: Section) -> list[str]:

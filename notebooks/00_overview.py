@@ -54,14 +54,21 @@
 # notebook stops with `NotImplementedError: section <n> (...): ... is not implemented yet` at
 # the first cell that calls your code: that is where to start.
 #
-# The cell below is each notebook's one switch: the folder of the implementation it runs,
-# your `exercises/`. A section's notebook runs that section of `IMPL`, and the sections
-# before it as its tests see them, so it can be worked through as soon as the section is
-# written. After you edit your module, running a cell again runs your edited code: no need
-# to restart the kernel.
+# Start Jupyter from the course's root folder (`jupyter lab` there), so that `exercises/`,
+# where you write, is one click away from `notebooks/`. Open your section's file in Lab's
+# editor beside its notebook: edit, save, then re-run the notebook's cells from the one that
+# first calls your code (Run > Run Selected Cell and All Below). No restart is needed: each
+# cell calls your functions as their file is now, and the cells that use a model make it
+# afresh from your code.
+#
+# The cell below is each notebook's switch, `IMPL`: the folder it runs, your `exercises/`
+# unless `$ELMO_IMPL` or the one-line file `.elmo-impl` at the course's root names another
+# (then restart the kernel). A section's notebook runs that section of `IMPL`, and the
+# sections before it as its tests see them, so it can be worked through as soon as the
+# section is written.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %% [markdown]
 # ## Where you stand
@@ -111,7 +118,107 @@ else:
 #
 # ## Once you are through
 #
-# 1. Change one opening of the corpus (section 2's `SENSE_PHRASES`) so that it fits both
-#    senses of its word, and see how far the sense gap of section 6 shrinks.
-# 2. Train the biLM for 40 epochs instead of 10 (section 4's recipe) and compare the
-#    held-out loss and the sense gap: does memorising the sentences help or hurt?
+# Two experiments, as code that runs: once sections 1-6 pass, run the cells below (about
+# half a minute each, on one CPU thread). Each trains a biLM from scratch with the
+# sections that `IMPL`'s section 6 sees (in the course repository, the reference's 1-5 and
+# your 6), then reads the sense gap of section 6: same-sense minus different-sense cosine
+# of the target word, per layer. Change their settings and run them again.
+#
+# 1. **A phrase that fits both senses.** One opening of "bank"'s finance sense is replaced
+#    by one of its river sense, so that the two senses share it. How far does the sense
+#    gap of "bank" shrink, and in which half of the vectors?
+# 2. **Training for longer.** 40 epochs instead of the recipe's 10: does memorising the
+#    sentences help or hurt the held-out loss, and the held-out sense gap?
+
+# %%
+import dataclasses
+
+from course import analysis
+from course import corpus as given_corpus
+from course.notebook import load_sections, pretrained_bilm
+
+experiments = load_sections(IMPL, "context")
+
+
+def labels_of(phrases, held_out=False):
+    """(sentence, word, sense) for every opening with every ending (as the corpus is built):
+    training pairs, or the held-out ones (opening k with ending k)."""
+    return [(f"{opening} {word} {ending}", word, sense)
+            for (word, sense), (openings, endings) in phrases.items()
+            for k, opening in enumerate(openings) for j, ending in enumerate(endings)
+            if (k == j) == held_out]
+
+
+def train(sentences, epochs=None):
+    """A biLM trained from scratch (seed 0) on `sentences`; its vocabulary."""
+    word2idx, _ = experiments.corpus.build_vocab(sentences)
+    recipe = experiments.pretrain.DEFAULT_RECIPE
+    if epochs is not None:
+        recipe = dataclasses.replace(recipe, epochs=epochs)
+    experiments.setup.set_seed(0)
+    model = experiments.bilm.BiLM(len(word2idx))
+    experiments.pretrain.train_bilm(model, sentences, word2idx, recipe, seed=0, device="cpu",
+                                    log_every=0, progress=False)
+    return model.eval(), word2idx
+
+
+def sense_gap(model, word2idx, labels, word=None, half=None):
+    """(layers,) same-sense minus different-sense cosine of `word` (None: every word),
+    of the whole vectors or of one `half` ("forward" or "backward")."""
+    if half is not None:
+        comparison = analysis.compare_halves(experiments, model, word2idx, labels)[half]
+    else:
+        comparison = experiments.context.compare_contexts(model, word2idx, labels)
+    gap = comparison.select(True, word).mean(0) - comparison.select(False, word).mean(0)
+    return [round(float(g), 3) for g in gap]
+
+
+try:
+    baseline = pretrained_bilm(experiments)
+    experiments.context.compare_contexts(baseline.model, baseline.word2idx,
+                                         given_corpus.SENSE_LABELS[:2])
+    ready = True
+except NotImplementedError as unfinished:
+    ready = False
+    print(f"These experiments need sections 1-6 written: {unfinished}")
+
+# %%
+if ready:
+    phrases = dict(given_corpus.SENSE_PHRASES)
+    finance, river = phrases["bank", "finance"], phrases["bank", "river"]
+    shared = river[0][0]  # the river sense's first opening, now the finance sense's too
+    phrases["bank", "finance"] = ((shared, *finance[0][1:]), finance[1])
+    mixed = labels_of(phrases)
+    model, word2idx = train([sentence for sentence, _, _ in mixed])
+    bank = [label for label in given_corpus.SENSE_LABELS if label[1] == "bank"]
+    mixed_bank = [label for label in mixed if label[1] == "bank"]
+    print(f"'{shared} ...' now opens both senses of 'bank'. Its sense gap per layer:")
+    for half in (None, "forward", "backward"):
+        name = "whole vectors" if half is None else f"{half} half"
+        print(f"  {name:<14} the corpus as it is "
+              f"{sense_gap(baseline.model, baseline.word2idx, bank, 'bank', half)}   "
+              f"with the shared opening {sense_gap(model, word2idx, mixed_bank, 'bank', half)}")
+
+# %% [markdown]
+# Reading: the lines say how much of the gap is left, whole and per half. The forward half
+# of each layer has read only the opening when it reaches "bank", the backward half only
+# "bank" and the ending: compare what each loses, and ask why a half that never reads the
+# shared opening can lose anything (hint: what did training have to make of "bank" in the
+# sentences whose opening no longer told the sense?). Try another word, or share an ending.
+
+# %%
+if ready:
+    for epochs in (None, 40):
+        model, word2idx = (baseline.model, baseline.word2idx) if epochs is None else train(
+            given_corpus.CORPUS, epochs)
+        held_out_loss = experiments.pretrain.corpus_loss(model, given_corpus.HELDOUT, word2idx)
+        train_loss = experiments.pretrain.corpus_loss(model, given_corpus.CORPUS, word2idx)
+        print(f"{epochs or experiments.pretrain.DEFAULT_RECIPE.epochs:>3} epochs: training "
+              f"loss {train_loss:.3f}, held-out loss {held_out_loss:.3f}, held-out sense gap "
+              f"{sense_gap(model, word2idx, given_corpus.HELDOUT_LABELS)}")
+
+# %% [markdown]
+# Reading: with four times the epochs the training loss goes on falling towards the
+# by-heart floor while the held-out loss rises: the biLM memorises which endings went with
+# which openings in training. Whether the held-out sense gap moves with it, the line above
+# says; try 20 or 80 epochs.

@@ -16,7 +16,7 @@
 # moves to a GPU without change.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import random
@@ -48,6 +48,9 @@ setup = sections.setup
 # </details>
 
 # %% tags=["first-call"]
+# Your code: exercises/s1_setup.py, set_seed first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 def draws():
     return random.random(), float(np.random.rand()), torch.rand(2).tolist()
 
@@ -91,6 +94,21 @@ print('get_device("cpu"):', setup.get_device("cpu"))
 # Reading: without CUDA, `get_device()` must say `cpu`; with a GPU, `cuda`. Everything in
 # this course runs on the CPU in seconds: the tensors are small.
 #
+# ## Playground
+#
+# Any seed of your own: drawn twice after `set_seed`, the same three numbers; a seed one
+# apart, others. (numpy takes seeds from 0 to 2**32 - 1: what does yours do with -1?)
+
+# %%
+SEED = 2018
+setup.set_seed(SEED)
+mine = draws()
+setup.set_seed(SEED)
+print(f"seed {SEED}:     {mine}\nagain:         {draws()}")
+setup.set_seed(SEED + 1)
+print(f"seed {SEED + 1}:     {draws()}")
+
+# %% [markdown]
 # ## Summary
 #
 # * One seed fixes python's, numpy's and torch's draws: a training run repeats exactly.

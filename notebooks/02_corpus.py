@@ -38,7 +38,7 @@
 #   `(max_len, batch)`, padded with `<pad>` after each sentence's end, and their lengths.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 from collections import Counter
@@ -73,6 +73,9 @@ print("             endings ", endings)
 # ## Tokens and the vocabulary
 
 # %% tags=["first-call"]
+# Your code: exercises/s2_corpus.py, tokenize first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 corpus.tokenize("Turn RIGHT, at the river!")
 
 # %% [markdown]

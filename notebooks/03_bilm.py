@@ -38,11 +38,14 @@
 # `forward`, and the `_run_stack` helper that runs one direction's stack.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import torch
+from IPython.display import display
+from matplotlib_inline.backend_inline import set_matplotlib_formats
 
+from course import playground, plots
 from course.notebook import load_sections, run_checks
 from course.registry import find_section
 
@@ -50,6 +53,7 @@ SECTION = find_section("bilm")
 sections = load_sections(IMPL, SECTION.name)
 bilm = sections.bilm
 corpus = sections.corpus
+set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
 
 # %% [markdown]
 # ## Reversing within lengths
@@ -58,6 +62,9 @@ corpus = sections.corpus
 # within its length, and the padding stays where it was.
 
 # %% tags=["first-call"]
+# Your code: exercises/s3_bilm.py, reverse_within_lengths first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 x = torch.tensor([[1, 2, 3, 4, 5], [6, 7, 8, 0, 0]]).T  # (T=5, B=2)
 print(bilm.reverse_within_lengths(x, torch.tensor([5, 3])).T)
 
@@ -80,8 +87,16 @@ print(bilm.reverse_within_lengths(x, torch.tensor([5, 3])).T)
 
 # %%
 word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
-torch.manual_seed(0)
-model = bilm.BiLM(len(word2idx))
+
+
+def new_model():
+    """A biLM as your file makes it now, the same weights each time (seed 0): each cell below
+    makes its own, so re-running one after an edit runs your edited code."""
+    torch.manual_seed(0)
+    return bilm.BiLM(len(word2idx))
+
+
+model = new_model()
 print(model)
 print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
 
@@ -89,6 +104,7 @@ print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
 sentences = ["she put her money in the bank", "turn right at the corner"]
 ids, lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
                                  for s in sentences])
+model = new_model()
 with torch.no_grad():  # nothing here is trained
     out = model(ids, lengths)
 print("ids            ", tuple(ids.shape), "(T, B)")
@@ -103,8 +119,10 @@ print("backward_logits", tuple(out.backward_logits.shape), "(T, B, vocabulary)")
 # same layers at its real positions (up to floating-point rounding).
 
 # %%
+model = new_model()
 alone_ids = ids[: lengths[1], 1:2]
 with torch.no_grad():
+    out = model(ids, lengths)
     alone = model(alone_ids).layers[:, :, 0]
 in_batch = out.layers[:, : lengths[1], 1]
 print("largest difference, alone vs in the batch:", float((alone - in_batch).abs().max()))
@@ -124,6 +142,7 @@ one = torch.tensor(corpus.encode("we walked along the bank by the water", word2i
                                  add_boundaries=True)).unsqueeze(1)
 other = one.clone()
 other[-2, 0] = word2idx["trees"]  # "... by the trees"
+model = new_model()
 with torch.no_grad():
     a, b = model(one).layers, model(other).layers
 print("largest change per position, forward half:",
@@ -136,6 +155,52 @@ print("largest change per position, backward half:",
 # moves only from it on; the backward half moves everywhere up to it. An untrained biLM
 # already obeys this: it is the architecture, not the training.
 #
+# The same check for every word of the sentence in turn: row k changes token k (to
+# "trees"), and each column says how far the top layer's state at position t moved.
+
+# %%
+model = new_model()
+words = one[:, 0]
+forward_moved = torch.zeros(len(words), len(words))
+backward_moved = torch.zeros(len(words), len(words))
+with torch.no_grad():
+    reference = model(one).layers[-1, :, 0]  # (T, 512): the top layer
+    for k in range(len(words)):
+        changed = one.clone()
+        changed[k, 0] = word2idx["trees"] if words[k] != word2idx["trees"] else word2idx["bank"]
+        moved = (model(changed).layers[-1, :, 0] - reference).abs()
+        forward_moved[k], backward_moved[k] = moved[:, :256].amax(-1), moved[:, 256:].amax(-1)
+display(plots.plot_no_peeking(forward_moved.numpy(), backward_moved.numpy()))
+
+# %% [markdown]
+# Reading: the forward map is white (exactly 0) left of the diagonal: a forward state at t
+# never moves when a later token changes. The backward map is its mirror: white right of
+# the diagonal. On the diagonal both move: the state at t has read its own token, which is
+# why the forward LM predicts t+1 from it, never t. A peeking biLM would colour a white
+# triangle.
+#
+# ## Playground
+#
+# A sentence of your own, typed as you would write it: what the biLM reads (section 2's
+# tokens, `<unk>` for a word the vocabulary lacks, `<s>` and `</s>` around them), and how far
+# each position's layer-2 state moves when one word of it changes (to "trees"), per
+# direction. A word the vocabulary lacks is `<unk>` whatever it was: change it to another
+# unknown word and nothing moves.
+
+# %%
+sentence, changed_word = "The ducks swam by the Bank, near zebras!", "Bank"
+print(playground.reading(sections, sentence, word2idx))
+model = new_model()
+mine = torch.tensor(corpus.encode(sentence, word2idx, add_boundaries=True)).unsqueeze(1)
+other = mine.clone()
+other[playground.position(sections, sentence, changed_word) + 1, 0] = word2idx["trees"]
+with torch.no_grad():
+    moved = (model(mine).layers[-1, :, 0] - model(other).layers[-1, :, 0]).abs()
+for name, half in (("forward", moved[:, :256]), ("backward", moved[:, 256:])):
+    print(f"{name:<8} half, largest change per position:",
+          [round(float(x), 3) for x in half.amax(-1)])
+
+# %% [markdown]
 # ## Summary
 #
 # * The biLM is a shared token layer, a forward and a backward stack of LSTMs, and one

@@ -25,17 +25,20 @@
 # mini-batches of 16 sentences with learning rate 0.005 for 10 epochs.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import math
 
-import matplotlib.pyplot as plt
 import torch
+from IPython.display import display
+from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis
-from course.notebook import load_sections, run_checks
+from course import analysis, playground, plots
+from course.notebook import each_epoch_on, load_sections, run_checks
 from course.registry import find_section
+
+set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
 
 SECTION = find_section("pretrain")
 sections = load_sections(IMPL, SECTION.name)
@@ -43,8 +46,13 @@ pretrain = sections.pretrain
 setup, corpus, bilm = sections.setup, sections.corpus, sections.bilm
 
 word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
-setup.set_seed(0)
-model = bilm.BiLM(len(word2idx))
+
+
+def untrained_model():
+    """A biLM as your section 3 makes it now, the same weights each time (seed 0): every cell
+    that trains or measures one makes it afresh, so a re-run cell runs your edited code."""
+    setup.set_seed(0)
+    return bilm.BiLM(len(word2idx))
 
 # %% [markdown]
 # ## The loss before training
@@ -59,8 +67,12 @@ model = bilm.BiLM(len(word2idx))
 # </details>
 
 # %% tags=["first-call"]
+# Your code: exercises/s4_pretrain.py, bilm_loss first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 ids, lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
                                  for s in corpus.CORPUS])
+model = untrained_model()
 with torch.no_grad():
     loss = pretrain.bilm_loss(model(ids, lengths), ids, lengths)
 print(f"loss of the untrained biLM: {float(loss):.3f}   2 ln V = {2 * math.log(len(word2idx)):.3f}")
@@ -104,8 +116,10 @@ print(f"floor, the phrases: {phrases:.3f} on training sentences, "
 # On the CPU: the toy biLM trains in seconds, and the cells below stay on one device.
 
 # %%
-history = pretrain.train_bilm(model, corpus.CORPUS, word2idx, pretrain.DEFAULT_RECIPE,
-                              seed=0, device="cpu", log_every=5, progress=False)
+model = untrained_model()  # from scratch: re-running this cell trains a new biLM
+with each_epoch_on(sections, corpus.HELDOUT) as held_out_history:  # the held-out loss too
+    history = pretrain.train_bilm(model, corpus.CORPUS, word2idx, pretrain.DEFAULT_RECIPE,
+                                  seed=0, device="cpu", log_every=5, progress=False)
 held_out = pretrain.corpus_loss(model, corpus.HELDOUT, word2idx)
 print(f"after {len(history)} epochs: training loss {history[-1]:.3f}, held-out loss "
       f"{held_out:.3f}")
@@ -125,25 +139,27 @@ print(f"after {len(history)} epochs: training loss {history[-1]:.3f}, held-out l
 # </details>
 
 # %%
-losses = [float(loss), *history]  # epoch 0: before training
-figure, axes = plt.subplots(figsize=(7, 4))
-axes.plot(range(len(losses)), losses, marker=".", label="training sentences")
-axes.plot([len(history)], [held_out], "o", color="C1", label="held-out sentences, at the end")
-axes.axhline(2 * math.log(len(word2idx)), color="grey", linestyle="--", label="2 ln V: guessing")
-axes.axhline(phrases, color="black", linestyle="--", label=f"floor: the phrases ({phrases:.3f})")
-axes.axhline(by_heart, color="grey", linestyle=":",
-             label=f"floor: the sentences by heart ({by_heart:.3f})")
-axes.set_xlabel("epoch")
-axes.set_ylabel("forward CE + backward CE")
-axes.set_title("Pre-training the biLM on the toy corpus")
-axes.legend()
-plt.show()
+with torch.no_grad():
+    before = untrained_model()
+    held_out_before = pretrain.corpus_loss(before, corpus.HELDOUT, word2idx)
+display(plots.plot_loss_curve(
+    [float(loss), *history],  # epoch 0: before training
+    [held_out_before, *held_out_history] if len(held_out_history) == len(history) else [],
+    {"the phrases": phrases, "the sentences by heart": by_heart}, phrases_held_out,
+    2 * math.log(len(word2idx))))
+gap = held_out - phrases_held_out
+print(f"after {len(history)} epochs: training loss {history[-1]:.3f} against its floors "
+      f"{phrases:.3f} (the phrases) and {by_heart:.3f} (by heart); held-out loss "
+      f"{held_out:.3f}, {gap:.3f} above its floor {phrases_held_out:.3f}")
 
 # %% [markdown]
-# Reading: the loss falls from $2 \ln V$ to near the phrases' floor in 10 epochs. Its
-# distance to the floor is what the biLM has still to learn of the language; the held-out
-# loss's distance above the training loss is what it has learnt of the particular
-# sentences instead.
+# Reading: on the left, the loss falls from $2 \ln V$ to near the floors in the first
+# epochs, and the rest of the run is a thin line along them. The right panel zooms on the
+# last epochs, where the story is: the training loss approaches the phrases' floor (what
+# the biLM has still to learn of the language is its distance to it), while the held-out
+# loss levels off above its own floor: its distance above the training loss is what the
+# biLM has learnt of the particular sentences instead of the language. The printed line
+# gives this run's numbers.
 #
 # ## What it learned
 #
@@ -163,12 +179,13 @@ print(analysis.predictions_table(analysis.top_predictions(
 #
 # ## Playground
 #
-# Type a sentence of the corpus's words, and see what each direction expects around every
-# word.
+# Type a sentence, as you would write it: it is read as section 2 reads it (lower case, no
+# punctuation), a word the vocabulary lacks is shown as `<unk>`, which is all the biLM sees
+# of it, and each direction's guesses around every word follow.
 
 # %%
-print(analysis.predictions_table(analysis.top_predictions(
-    sections, model, "we walked along the bank of the river", word2idx, idx2word, k=3)))
+sentence = "We walked along the Bank, by the zebras!"
+print(playground.predictions(sections, model, sentence, word2idx, idx2word, k=3))
 
 # %% [markdown]
 # ## Summary

@@ -27,12 +27,13 @@
 # this notebook is about reading it out, not training it.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import torch
 from torch.nn import functional as F
 
+from course import playground
 from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.registry import find_section
 
@@ -45,6 +46,9 @@ trained = pretrained_bilm(sections)
 # ## Three layers per word
 
 # %% tags=["first-call"]
+# Your code: exercises/s5_extract.py, get_elmo_embeddings first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 sentence = "she put her money in the bank to keep it safe"
 embeddings = extract.get_elmo_embeddings(trained.model, sentence, trained.word2idx)
 print(tuple(embeddings.shape), "(layers, words, width) for", len(sentence.split()), "words")
@@ -117,15 +121,18 @@ print("model left in training mode:", trained.model.training)
 # %% [markdown]
 # ## Playground
 #
-# Embed a sentence of your own and compare one word of it with the same word in a corpus
-# sentence, layer by layer.
+# Embed a sentence of your own, typed as you would write it, and compare one word of it with
+# the same word in a corpus sentence, layer by layer. Case and punctuation are read as
+# section 2 reads them, and a word the vocabulary lacks is read as `<unk>`.
 
 # %%
-mine, word = "the ducks sat by the bank of the water", "bank"
+mine, word = "The ducks sat by the Bank, of the water.", "bank"
+print(playground.reading(sections, mine, trained.word2idx))
 yours, theirs = extract.get_elmo_embeddings(trained.model, [mine, river], trained.word2idx)
-cosines = F.cosine_similarity(yours[:, mine.split().index(word)],
-                              theirs[:, river.split().index(word)], dim=-1)
-print([round(float(c), 3) for c in cosines])
+cosines = F.cosine_similarity(yours[:, playground.position(sections, mine, word)],
+                              theirs[:, playground.position(sections, river, word)], dim=-1)
+print(f"cosine of {word!r} here and in {river!r}, per layer:",
+      [round(float(c), 3) for c in cosines])
 
 # %% [markdown]
 # ## Summary

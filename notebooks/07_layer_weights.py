@@ -29,18 +29,25 @@
 # Fig. 2), and **single-layer probes** (Sec. 5.3): a model on one layer alone, where the
 # first LSTM layer is better for POS tagging (Table 6: 97.3 against 96.8 for the second) and
 # the second for word sense disambiguation (Table 5: 69.0 against 67.4). This notebook
-# measures both, for one seed.
+# measures both, for one seed, on the pre-trained biLM and on its control, **the untrained
+# biLM** of the same shape and seed: a layer's weight or probe says what pre-training put
+# there only where it differs from the untrained biLM's. An untrained LSTM still carries its
+# sentence's words, and the senses of a word come with different words.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
+import textwrap
+
 import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
 from course import analysis, plots
+from course.experiments import untrained_like
 from course.notebook import load_sections, pretrained_bilm, run_checks
+from course.reference_targets import NUMBERS, SUMMARY
 from course.registry import find_section
 
 SECTION = find_section("layer_weights")
@@ -48,7 +55,13 @@ sections = load_sections(IMPL, SECTION.name)
 layer_weights = sections.layer_weights
 corpus = sections.corpus
 trained = pretrained_bilm(sections)
+control = untrained_like(sections)  # the same shape and initial weights, never trained
 set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
+
+
+def say(text):
+    """Print a reading wrapped to the notebook's width."""
+    print(textwrap.fill(text, 92))
 
 # %% [markdown]
 # ## The mix on three constant layers
@@ -57,6 +70,9 @@ set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them
 # mean, 2; a large $w_2$ puts almost all the weight on layer 2.
 
 # %% tags=["first-call"]
+# Your code: exercises/s7_layer_weights.py, ScalarMix first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 layers = torch.stack([torch.full((2, 4), value) for value in (1.0, 2.0, 3.0)])  # (L+1, N, D)
 for initial in ([0.0, 0.0, 0.0], [0.0, 0.0, 5.0]):
     mix = layer_weights.ScalarMix(3, initial_scalar_parameters=initial)
@@ -74,8 +90,13 @@ for initial in ([0.0, 0.0, 0.0], [0.0, 0.0, 5.0]):
 # the best layer 0 can do, since it is one vector for both senses.
 
 # %%
-tasks = [analysis.word_class_task(sections, trained.model, trained.word2idx, corpus.CORPUS),
-         analysis.sense_task(sections, trained.model, trained.word2idx)]
+def tasks_of(biLM):
+    """The two tasks, on the vectors of `biLM`."""
+    return [analysis.word_class_task(sections, biLM.model, biLM.word2idx, corpus.CORPUS),
+            analysis.sense_task(sections, biLM.model, biLM.word2idx)]
+
+
+tasks, control_tasks = tasks_of(trained), tasks_of(control)
 for task in tasks:
     counts = torch.bincount(task.labels, minlength=len(task.classes)).tolist()
     print(f"{task.name}: n = {len(task.labels)} tokens, {len(task.classes)} classes "
@@ -101,41 +122,82 @@ for task in tasks:
 # </details>
 
 # %%
-results = [analysis.evaluate_task(sections, task, seed=0) for task in tasks]
-for result in results:
-    weights = ", ".join(f"{w:.2f}" for w in result.weights.tolist())
-    probes = ", ".join(f"{a:.2f}" for a in result.layer_accuracy.tolist())
-    print(f"{result.name:<11} weights s = [{weights}]  gamma = {result.gamma:.2f}  "
-          f"accuracy {result.accuracy:.2f}  single-layer probes [{probes}]  "
-          f"chance {result.chance:.2f}  n = {result.n}")
+found = {}
+for which, biLM_tasks in (("pre-trained", tasks), ("untrained", control_tasks)):
+    for task in biLM_tasks:
+        print(f"{which} biLM, {task.name}: {analysis.NUM_FOLDS} folds of the mix and of a "
+              "probe per layer ...", flush=True)
+        result = analysis.evaluate_task(sections, task, seed=0)
+        found[which, task.name] = result
+        weights = ", ".join(f"{w:.2f}" for w in result.weights.tolist())
+        probes = ", ".join(f"{a:.2f}" for a in result.layer_accuracy.tolist())
+        print(f"    weights s = [{weights}]  gamma = {result.gamma:.2f}  accuracy "
+              f"{result.accuracy:.2f}  single-layer probes [{probes}]  chance "
+              f"{result.chance:.2f}  n = {result.n}")
+results = [found["pre-trained", task.name] for task in tasks]
+control_results = [found["untrained", task.name] for task in tasks]
 
 # %%
 display(plots.plot_layer_weights([results]))
+display(plots.plot_against_control([
+    plots.ControlPanel(f"{t.name}: learned weights", "softmax weight $s_j$",
+                       r.weights.tolist(), c.weights.tolist(), 1 / len(r.weights),
+                       f"uniform, $1/(L+1)$ = {1 / len(r.weights):.2f}")
+    for t, r, c in zip(tasks, results, control_results, strict=True)
+] + [
+    plots.ControlPanel(f"{t.name}: one probe per layer", "held-out accuracy",
+                       r.layer_accuracy.tolist(), c.layer_accuracy.tolist(), r.chance,
+                       "chance")
+    for t, r, c in zip(tasks, results, control_results, strict=True)
+]))
 
 # %% [markdown]
-# Reading, against chance and n:
+# Reading, against chance, n and the control. The top figure is the pre-trained biLM alone;
+# the bottom one sets each reading beside the untrained biLM's (grey):
 #
-# * **word sense** (n = 128, chance 0.5): the mix is near 1.0, far above chance, and its
-#   weights go most to layer 2 and least to layer 0. The layer-0 probe scores exactly
-#   0.5: it knows the word but not the sense. Layers 1 and 2 alone are near 1.0 both: the
-#   task is too easy at this scale for a single-layer probe to rank them, where the
-#   paper's was a difference of 1.6 F1 points on real text.
-# * **word class** (n of several hundred, chance under 0.3): well above chance, though far
-#   from the paper's 97%: the classifier must name the class of words it has never seen.
-#   Its weights go least to layer 2. The probes of layers 1 and 2 score within a few
-#   points of each other, and which is higher changes with the seed; the paper's
-#   difference was 0.5 points.
+# * **word sense** (chance 0.5): the layer-0 probe scores exactly chance for both biLMs: it
+#   knows the word but not the sense. The untrained biLM's layers 1 and 2 already score well
+#   above chance, because each sense's sentences are made of different words; what
+#   pre-training adds is the rest of the way. The learned weights of the two biLMs are much
+#   alike: an untrained biLM's mix also puts the least on layer 0 and spreads over layers 1
+#   and 2, so "layer 0 least" is the architecture's, and a preference for layer 2 is at
+#   most a small effect of pre-training, seen only over seeds (the last lines below).
+# * **word class** (chance under 0.3): the untrained biLM's probes and mix stay at or below
+#   chance, where the classifier must name the class of words it has never seen; the
+#   pre-trained biLM's are well above it, though far from the paper's 97%. That step is
+#   what pre-training put in the layers.
 #
-# These are one seed's numbers; the course measures every one over ten seeds, with the
-# weights' ordering holding on most of them.
+# The cell below says it in this seed's numbers, then over the reference's seeds.
+
+# %%
+for task, result, untrained in zip(tasks, results, control_results, strict=True):
+    say(f"{task.name}: the mix scores {result.accuracy:.2f} pre-trained against "
+        f"{untrained.accuracy:.2f} untrained (chance {task.chance:.2f}); pre-training adds "
+        f"{result.accuracy - untrained.accuracy:.2f}. Weights "
+        f"{[round(w, 2) for w in result.weights.tolist()]} against "
+        f"{[round(w, 2) for w in untrained.weights.tolist()]}; probes per layer "
+        f"{[round(a, 2) for a in result.layer_accuracy.tolist()]} against "
+        f"{[round(a, 2) for a in untrained.layer_accuracy.tolist()]}.")
+means = NUMBERS["word"]
+print()
+say(f"Over the reference's {SUMMARY['seeds']} seeds, mean weights: word sense "
+    f"{means['trained']['weights']['word_sense']} pre-trained against "
+    f"{means['untrained']['weights']['word_sense']} untrained; word class "
+    f"{means['trained']['weights']['word_class']} against "
+    f"{means['untrained']['weights']['word_class']}. The targets, read as effects of "
+    "pre-training (pre-trained and untrained biLMs holding it; what pre-training adds):")
+for name, reading in SUMMARY["targets"].items():
+    if name.startswith(("word sense", "word class")):
+        print(f"  {name:<58} {reading['trained']:>5} {reading['untrained']:>5}  "
+              f"{reading['effect_mean_sd']:>15}  {reading['verdict']}")
 #
 # ## Playground
 #
 # The mix on a task of your own: a sense task on two words only.
 
 # %%
-chosen = [label for label in corpus.SENSE_LABELS + corpus.HELDOUT_LABELS
-          if label[1] in ("bank", "play")]
+words = {corpus.tokenize(word)[0] for word in ("Bank", "play")}  # typed as you like
+chosen = [label for label in corpus.SENSE_LABELS + corpus.HELDOUT_LABELS if label[1] in words]
 mine = analysis.evaluate_task(
     sections, analysis.sense_task(sections, trained.model, trained.word2idx, chosen), seed=0)
 print(f"bank and play only: weights {[round(w, 2) for w in mine.weights.tolist()]}, "
@@ -147,7 +209,9 @@ print(f"bank and play only: weights {[round(w, 2) for w in mine.weights.tolist()
 # * ELMo's mix is a softmax over one scalar per layer, times $\gamma$; a task learns it
 #   with its classifier while the biLM stays frozen.
 # * On the toy corpus, the meaning-like task weighs the top layer most and the token layer
-#   least; the syntax-like task weighs the top layer least.
+#   least; the syntax-like task weighs the top layer least. Against the untrained biLM,
+#   though, most of that ordering is the architecture's: what pre-training adds shows in
+#   the accuracies (the mix and the probes), much less in the weights.
 # * Single-layer probes need harder tasks than these to rank layers 1 and 2.
 #
 # ## Try

@@ -36,14 +36,18 @@
 # and sections 5-7 run on it unchanged.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 import torch
+from IPython.display import display
+from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis
+from course import analysis, playground, plots
 from course.notebook import load_sections, pretrained_bilm, run_checks
 from course.registry import find_section
+
+set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
 
 SECTION = find_section("char_encoder")
 sections = load_sections(IMPL, SECTION.name)
@@ -58,6 +62,9 @@ context = sections.context
 # a long word is cut.
 
 # %% tags=["first-call"]
+# Your code: exercises/s8_char_encoder.py, char_ids first. Until it is written, this
+# cell stops with its NotImplementedError. After each edit, save the file, then re-run
+# this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 for word in ("bank", "<s>", "naïve", "internationalisation"):
     print(f"{word!r:24} {char_encoder.char_ids(word)}")
 
@@ -156,15 +163,17 @@ torch.manual_seed(0)
 untrained = char_encoder.CharBiLM(trained_word.idx2word).eval()
 models = {"word biLM": trained_word.model, "untrained character biLM": untrained,
           "character biLM": trained_char.model}
+ranked = {}
 for name, model in models.items():
-    found = analysis.nearest_relatives(sections, model, trained_word.word2idx)
+    found = ranked[name] = analysis.nearest_relatives(sections, model, trained_word.word2idx)
     firsts = sum(n.rank == 1 for n in found)
     mean_rank = sum(n.rank for n in found) / len(found)
     print(f"== {name}: relative first for {firsts} of {len(found)}, mean rank {mean_rank:.1f}")
     print(analysis.neighbours_table(found))
+display(plots.plot_relative_ranks(ranked, (found[0].candidates + 1) / 2))
 
 # %% [markdown]
-# Reading, against chance (rank 58.5): the word biLM has one ranking for every query,
+# Reading, against chance (the dashed line): the word biLM has one ranking for every query,
 # `<unk>`'s, and its mean rank is near chance. Both character models put half of the
 # relatives first or more, the untrained one a few more than the trained one; *played* is
 # nearer to *walked* (the same ending) than to *play* in both, and *riverbank* finds
@@ -209,6 +218,20 @@ for name, model in models.items():
 # the course measures all of it over ten seeds, every probe and the learned mix included,
 # and the character biLM's layer 0 beats the word biLM's on most of them.
 #
+# ## Playground
+#
+# Any word, spelt as you like: the vocabulary's words nearest to it by layer 0, for the
+# pre-trained character biLM (which reads the spelling) and the word biLM (which reads any
+# word it lacks as `<unk>`, so every unknown word gets the same list).
+
+# %%
+for typed in ("Banks", "rivver", "watching", "teacher's", "zebra"):
+    print(playground.nearest_words(sections, trained_char.model, trained_word.word2idx,
+                                   typed, spelling=True), "   character biLM")
+    print(playground.nearest_words(sections, trained_word.model, trained_word.word2idx,
+                                   typed), "   word biLM")
+
+# %% [markdown]
 # ## Summary
 #
 # * A character CNN gives every word a vector of its own, from its bytes: no word is

@@ -24,7 +24,7 @@
 # examples your biLM puts nearest to one of its words, layer by layer.
 
 # %% tags=["parameters"]
-IMPL = "exercises"  # the implementation these cells run: your exercises/
+IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
 
 # %%
 from collections import Counter

@@ -17,7 +17,8 @@ gives tags); jupytext reads it. What jupytext does not do is done here:
 * stable cell ids (`cell-00`, `cell-01`, ...), and no outputs, so that a rebuild changes
   nothing and a committed `.ipynb` changes only when its source does;
 * two tags that mean something: `parameters`, the first code cell, exactly
-  `IMPL = "exercises"` (`course.notebook.with_impl` replaces it, as papermill does), and
+  `IMPL = None` (the root cell then reads the switch from `ELMO_IMPL` or `.elmo-impl`;
+  `course.notebook.with_impl` replaces it, as papermill does), and
   `first-call`, in a section's notebook the cell that first calls the learner's code of that
   section: on the pristine stubs the notebook must stop there, with that section's "not
   implemented yet" error, and nowhere else;
@@ -29,6 +30,7 @@ gives tags); jupytext reads it. What jupytext does not do is done here:
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
@@ -47,7 +49,10 @@ from course.notebook import (
 from course.registry import EXERCISES_DIR, NOTEBOOKS_DIR, STUB_MESSAGE, shown
 
 FIRST_CALL_TAG = "first-call"
-PARAMETERS_CELL = 'IMPL = "exercises"'
+PARAMETERS_CELL = "IMPL = None"
+# What follows it in every notebook, as a comment: the switch is read, never edited.
+PARAMETERS_COMMENT = ("  # None: your exercises/, or the folder that $ELMO_IMPL or the file "
+                      ".elmo-impl names")
 
 ROOT_CELL = """\
 # Jupyter starts the kernel in notebooks/; the course's code and tests live one level up.
@@ -63,7 +68,10 @@ if os.path.isdir(".venv") and not os.path.samefile(sys.prefix, ".venv"):
     print(f"This kernel runs {sys.executable}, not the course's environment .venv, which has "
           "the packages the course was tested with. To switch: once, in a terminal, "
           "`.venv/bin/python -m ipykernel install --user --name elmo-course`; then choose "
-          "the kernel elmo-course (Kernel > Change kernel, or VS Code's kernel picker).")"""
+          "the kernel elmo-course (Kernel > Change kernel, or VS Code's kernel picker).")
+from course.switch import chosen_impl
+
+IMPL = chosen_impl(IMPL)  # the folder these cells run: see the first cell"""
 # Its source is folded away in Jupyter (JupyterLab, Notebook 7, VS Code): it is plumbing.
 ROOT_CELL_METADATA = {"jupyter": {"source_hidden": True}}
 
@@ -78,9 +86,9 @@ def build_notebook(source: Path) -> nbformat.NotebookNode:
     code = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
     where = shown(source)
     if (not code or tagged(cells, PARAMETERS_TAG) != code[:1]
-            or cells[code[0]].source.partition("  #")[0] != PARAMETERS_CELL):
+            or cells[code[0]].source != PARAMETERS_CELL + PARAMETERS_COMMENT):
         raise ValueError(f'{where}: the first code cell, and only it, must be tagged '
-                         f'"{PARAMETERS_TAG}" and hold `{PARAMETERS_CELL}`')
+                         f'"{PARAMETERS_TAG}" and hold `{PARAMETERS_CELL + PARAMETERS_COMMENT}`')
     first_calls = len(tagged(cells, FIRST_CALL_TAG))
     wanted = 0 if section_of(source.with_suffix(".ipynb").name) is None else 1
     if first_calls != wanted:
@@ -105,8 +113,39 @@ def render(notebook: nbformat.NotebookNode) -> str:
 
 
 def _unrun(notebook: nbformat.NotebookNode) -> list[tuple]:
-    """What a notebook says, without what running or saving it adds."""
-    return [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in notebook.cells]
+    """What a notebook says, without what running or saving it adds: outputs, and the
+    parameters cell's value, which a headless run or a learner may set."""
+    return [(c.cell_type, "" if PARAMETERS_TAG in c.metadata.get("tags", []) else c.source,
+             c.metadata.get("tags", [])) for c in notebook.cells]
+
+
+def committed(path: Path) -> nbformat.NotebookNode:
+    """The notebook at `path` as git's index holds it (what a commit would record), or as the
+    file is where git does not track it: a notebook saved from Jupyter with its outputs is
+    judged by what is committed, never by what the learner's save wrote."""
+    shown_in_git = subprocess.run(["git", "show", f":./{path.name}"], cwd=path.parent,
+                                  capture_output=True, text=True)
+    if shown_in_git.returncode == 0:
+        return nbformat.reads(shown_in_git.stdout, as_version=4)
+    return nbformat.read(path, as_version=4)
+
+
+def bare_problems(directory: Path = NOTEBOOKS_DIR) -> list[str]:
+    """What is wrong with the committed notebooks: outputs, execution counts, or a switch
+    other than the committed one; [] when each is bare (run `make notebooks`, then add)."""
+    found = []
+    for _, target in _pairs(directory):
+        if not target.exists():
+            continue
+        notebook = committed(target)
+        code = [c for c in notebook.cells if c.cell_type == "code"]
+        if any(c.outputs or c.execution_count is not None for c in code):
+            found.append(f"{shown(target)} is committed with outputs: `make notebooks` gives "
+                         "back the bare one")
+        if not code or code[0].source != PARAMETERS_CELL + PARAMETERS_COMMENT:
+            found.append(f"{shown(target)} is committed with its switch set: `make notebooks`"
+                         " gives back `IMPL = None`")
+    return found
 
 
 def _pairs(directory: Path) -> list[tuple[Path, Path]]:
@@ -128,7 +167,8 @@ def build(directory: Path = NOTEBOOKS_DIR) -> list[Path]:
 
 
 def stale(directory: Path = NOTEBOOKS_DIR) -> list[str]:
-    """What is wrong with the built notebooks in `directory`, one line each; [] when fresh."""
+    """What is wrong with the built notebooks in `directory`, one line each; [] when fresh.
+    What running and saving one adds (outputs, the switch's value) is not stale."""
     problems = []
     for source, target in _pairs(directory):
         if not source.exists():

@@ -10,19 +10,20 @@ import pytest
 import torch
 
 from course import notebook as notebooks
+from course import switch
 from course.notebook import PARAMETERS_TAG, Outcome
 from course.registry import NOTEBOOKS_DIR, ROOT, SECTIONS, find_section
 from tools import notebooks as tools_notebooks
 from tools.notebooks import FIRST_CALL_TAG
 
-SOURCE = '''\
+SOURCE = f'''\
 # %% [markdown]
 # # A title
 #
 # Some *prose*.
 
 # %% tags=["parameters"]
-IMPL = "exercises"
+{tools_notebooks.PARAMETERS_CELL + tools_notebooks.PARAMETERS_COMMENT}
 
 # %%
 x = 1
@@ -45,7 +46,8 @@ def test_a_source_gives_its_cells_with_tags_and_the_root_cell(tmp_path):
     cells = tools_notebooks.build_notebook(source).cells
     assert [c.cell_type for c in cells] == ["markdown", "code", "code", "code", "markdown"]
     assert cells[0].source == "# A title\n\nSome *prose*."
-    assert cells[1].metadata == {"tags": ["parameters"]} and cells[1].source == 'IMPL = "exercises"'
+    assert cells[1].metadata == {"tags": ["parameters"]} and cells[1].source.startswith(
+        "IMPL = None  # None: your exercises/")
     assert cells[2].source == tools_notebooks.ROOT_CELL, "the root cell follows the switch"
     assert cells[3].source == "x = 1\n\nprint(x)"
     assert cells[4].metadata == {"tags": ["note"]} and cells[4].source == "The end."
@@ -64,15 +66,54 @@ def test_a_source_must_have_its_switch_and_a_section_its_first_call(tmp_path):
 
 
 def test_every_notebook_is_committed_bare_with_the_switch_first():
+    assert tools_notebooks.bare_problems() == []
     for name in notebooks.notebook_names():
-        notebook = read(name)
-        code = [c for c in notebook.cells if c.cell_type == "code"]
-        assert all(c.outputs == [] and c.execution_count is None for c in code), (
-            f"{name} is committed with outputs")
+        code = [c for c in tools_notebooks.committed(NOTEBOOKS_DIR / name).cells
+                if c.cell_type == "code"]
         assert PARAMETERS_TAG in code[0].metadata.get("tags", []), name
-        assert code[0].source == tools_notebooks.PARAMETERS_CELL + "  # the implementation " \
-            "these cells run: your exercises/", name
+        assert code[0].source == "IMPL = None  # None: your exercises/, or the folder that " \
+            "$ELMO_IMPL or the file .elmo-impl names", name
         assert code[1].source == tools_notebooks.ROOT_CELL, f"{name}: the root cell next"
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=folder,
+                   check=True, capture_output=True)
+
+
+def test_saving_a_notebook_with_outputs_and_another_switch_fails_no_check(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("no git here")
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for path in [*NOTEBOOKS_DIR.glob("*.py"), *NOTEBOOKS_DIR.glob("*.ipynb")]:
+        shutil.copy(path, folder)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "bare")
+    # What Jupyter writes on save after a run on the reference: outputs, counts, an error,
+    # the kernel's metadata, and the switch set in the first cell.
+    saved = folder / find_section("bilm").notebook
+    notebook = nbformat.read(saved, as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    code[0].source = 'IMPL = "solutions"'
+    for number, cell in enumerate(code, 1):
+        cell.execution_count = number
+        cell.outputs = [nbformat.v4.new_output("stream", text="x " * 100),
+                        nbformat.v4.new_output("display_data",
+                                               data={"image/png": "iVBORw0KGgo="})]
+    code[-1].outputs.append(nbformat.v4.new_output(
+        "error", ename="ChecksFailed", evalue="section 3", traceback=["ChecksFailed"]))
+    notebook.metadata["kernelspec"] = {"name": "elmo-course", "display_name": "ELMo course",
+                                       "language": "python"}
+    notebook.metadata["language_info"] = {"name": "python", "version": "3.11.7"}
+    nbformat.write(notebook, saved)
+    assert tools_notebooks.stale(folder) == [], "check-notebooks passes after a save"
+    assert tools_notebooks.bare_problems(folder) == [], "the committed notebook is still bare"
+    _git(tmp_path, "add", ".")
+    found = tools_notebooks.bare_problems(folder)
+    assert len(found) == 2 and all(saved.name in line for line in found), (
+        f"adding the saved notebook is found, outputs and switch: {found}")
 
 
 def test_each_section_notebook_loads_and_checks_its_own_section():
@@ -191,7 +232,8 @@ def test_the_root_cell_says_when_the_kernel_is_not_the_courses_environment(pytho
                             capture_output=True).stdout.strip()
     if warned and Path(prefix).resolve() == (ROOT / ".venv").resolve():
         pytest.skip(f"{python} is the course's environment here")
-    ran = subprocess.run([python, "-c", tools_notebooks.ROOT_CELL], cwd=ROOT / "notebooks",
+    ran = subprocess.run([python, "-c", "IMPL = None\n" + tools_notebooks.ROOT_CELL],
+                         cwd=ROOT / "notebooks",
                          capture_output=True, text=True, check=True)
     assert ("not the course's environment" in ran.stdout) == warned, ran.stdout
     if warned:
@@ -210,3 +252,81 @@ def test_a_section_edited_after_loading_is_the_one_a_cell_runs(tmp_path):
     assert corpus.tokenize("Turn right") == ["turn"], "the edit is picked up"
     assert sections.package is not before and sections.corpus.CORPUS == corpus.CORPUS
     assert torch.get_num_threads() == 1, "the notebooks run torch on one thread"
+
+
+def test_the_switch_comes_from_the_cell_the_environment_the_file_or_the_default(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(switch, "IMPL_FILE", tmp_path / ".elmo-impl")
+    monkeypatch.delenv("ELMO_IMPL", raising=False)
+    assert switch.chosen_impl(None) == "exercises"
+    assert "(the default)" in capsys.readouterr().out
+    (tmp_path / ".elmo-impl").write_text("solutions\n")
+    assert switch.chosen_impl(None) == "solutions"
+    assert "from .elmo-impl" in capsys.readouterr().out
+    monkeypatch.setenv("ELMO_IMPL", "my_impl")
+    assert switch.chosen_impl(None) == "my_impl"
+    assert switch.chosen_impl("/tmp/x") == "/tmp/x", "a headless run's value wins"
+    assert ".elmo-impl" in (ROOT / ".gitignore").read_text().split(), "the file is ignored"
+
+
+def test_every_first_call_cell_names_the_file_to_edit_and_the_cells_to_rerun():
+    for section in SECTIONS:
+        cells = read(section.notebook).cells
+        (first_call,) = notebooks.tagged(cells, FIRST_CALL_TAG)
+        text = " ".join(cells[first_call].source.replace("#", " ").split())
+        assert f"exercises/{section.file_name}" in text and (
+            "re-run this cell and the cells below it" in text), section.notebook
+
+
+def test_a_model_made_through_the_builder_is_made_again_after_an_edit(tmp_path, capsys):
+    impl = tmp_path / "impl"
+    shutil.copytree(ROOT / "solutions", impl)
+    sections = notebooks.load_sections(impl, "corpus")
+    made = sections.builder(lambda: sections.corpus.tokenize("Turn right"))
+    first = made()
+    assert made() is first, "the same object while the files are unchanged"
+    module = impl / "s2_corpus.py"
+    module.write_text(module.read_text().replace(
+        "    return _WORD.findall(text.lower())", "    return _WORD.findall(text.lower())[:1]"))
+    assert made() == ["turn"] and "made again" in capsys.readouterr().out
+
+
+RESULTS = [
+    {"name": "test_ok", "checks": "It works.", "status": "passed", "message": ""},
+    {"name": "test_padding", "checks": "Padding changes nothing.", "status": "failed",
+     "message": "AssertionError: column 1: expected [1, 0], got [0, 1] assert False + where "
+                "False = equal(tensor([[0.1, 0.2]]), tensor([[0.3]]))"},
+]
+
+
+def test_a_failing_check_prints_the_courses_message_first_and_no_traceback():
+    bilm = find_section("bilm")
+    report = notebooks.checks_report(bilm, RESULTS, 1, "pytest's own output")
+    assert report.splitlines()[0] == "section 3 (bilm): 1 of 2 checks pass"
+    assert "message: AssertionError: column 1: expected [1, 0], got [0, 1]" in report
+    assert "tensor(" not in report and "assert False" not in report, report
+    error = notebooks.ChecksFailed("section 3 (bilm): 1 of 2 checks do not pass yet")
+    assert error._render_traceback_() == [
+        "ChecksFailed: section 3 (bilm): 1 of 2 checks do not pass yet"], (
+        "IPython shows this one line instead of a traceback into course/notebook.py")
+    broken = [{"name": f"test_{n}", "checks": "c", "status": "failed",
+               "message": "SyntaxError: invalid syntax (s3_bilm.py, line 9)"} for n in range(4)]
+    grouped = notebooks.checks_report(bilm, broken, 1, "")
+    assert grouped.count("SyntaxError") == 1 and "and 3 more with the same message" in grouped
+    crashed = notebooks.checks_report(bilm, [], 2, "E   SyntaxError: invalid syntax")
+    assert "no check ran" in crashed and "SyntaxError" in crashed
+
+
+@pytest.mark.slow
+def test_run_checks_on_a_broken_section_prints_the_report_and_raises_one_line(tmp_path,
+                                                                              capsys):
+    impl = tmp_path / "impl"
+    shutil.copytree(ROOT / "solutions", impl)
+    module = impl / "s1_setup.py"
+    source = module.read_text()
+    module.write_text(source.replace("np.random.seed(seed)", "pass", 1))
+    assert module.read_text() != source, "the mistake was made"
+    with pytest.raises(notebooks.ChecksFailed, match="checks do not pass yet"):
+        notebooks.run_checks(impl, "setup")
+    printed = capsys.readouterr().out
+    assert "FAILED " in printed and "Traceback" not in printed, printed
