@@ -79,7 +79,9 @@ def test_every_record_of_a_run_names_its_concept(tmp_path):
     """The records that `make test-solutions` wrote in this `make check` (or, run alone, those
     of a run of sections 1 and 2 here) carry their test's concept."""
     results = SOLUTION_RESULTS
-    if not results.exists() or "concept" not in json.loads(results.read_text())[0]:
+    tests_changed = max(p.stat().st_mtime for p in (ROOT / "tests" / "sections").glob("*.py"))
+    if (not results.exists() or results.stat().st_mtime < tests_changed
+            or "concept" not in json.loads(results.read_text())[0]):  # none, or stale
         results = tmp_path / "results.json"
         env = {k: v for k, v in os.environ.items() if k not in ("SECTION", "ELMO_IMPL")}
         subprocess.run([sys.executable, "-m", "pytest", "tests/sections/test_s1_setup.py",
