@@ -171,10 +171,11 @@ def _known_mistakes(terminalreporter) -> None:
                 tests.add(name)
                 if status == "failed":
                     failed.add(name)
-    lines = []
+    lines, catalogue = [], signatures.load()[0] if ran else []
     for section in sorted(ran, key=lambda s: s.number):
         tests, failed = ran[section]
-        score, known = signatures.likely(section.number, failed, tests) if failed else (0, [])
+        score, known = (signatures.likely(section.number, failed, tests, catalogue) if failed
+                        else (0, []))
         if not known:
             continue
         alike = "the very tests it fails" if score == 1 else f"{score:.0%} alike"

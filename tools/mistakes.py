@@ -401,16 +401,17 @@ def _digests(catalogue_dir: Path = CATALOGUE_DIR) -> dict[str, str]:
     return {shown(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
 
 
-def write_signatures(outcomes: list[Outcome], catalogue: list[Entry]) -> None:
+def write_signatures(outcomes: list[Outcome], catalogue_dir: Path = CATALOGUE_DIR) -> None:
     missing = [o.mistake.id for o in outcomes if not o.signature]
     if missing:
         raise SystemExit(f"no signature for {', '.join(missing)}: fix the catalogue first")
     signatures.dump([signatures.Known(o.mistake.id, o.mistake.section.number,
                                       o.mistake.mistake, o.mistake.concept,
-                                      frozenset(o.signature)) for o in outcomes], _digests())
+                                      frozenset(o.signature)) for o in outcomes],
+                     _digests(catalogue_dir))
 
 
-def stale_signatures(catalogue: list[Entry]) -> list[str]:
+def stale_signatures(catalogue: list[Entry], catalogue_dir: Path = CATALOGUE_DIR) -> list[str]:
     """What makes the recorded signatures out of date, in words; [] when they are current."""
     known, measured_on = signatures.load()
     mistakes = {m.id: m for m in catalogue if isinstance(m, Mistake)}
@@ -418,7 +419,8 @@ def stale_signatures(catalogue: list[Entry]) -> list[str]:
     if set(mistakes) != {k.id for k in known}:
         problems.append(f"{shown(SIGNATURES_FILE)} does not record the catalogue's mistakes "
                         "(missing or extra ids)")
-    changed = sorted(f for f, d in _digests().items() if measured_on.get(f) != d)
+    changed = sorted(f for f, d in _digests(catalogue_dir).items()
+                     if measured_on.get(f) != d)
     if changed:
         problems.append(f"{', '.join(changed)} changed since the signatures were measured")
     for k in known:
@@ -479,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no mistake {', '.join(sorted(unknown))}; see --list")
         mistakes = [m for m in mistakes if m.id in args.only]
     if args.check_signatures:
-        stale = stale_signatures(load_catalogue(args.catalogue))
+        stale = stale_signatures(load_catalogue(args.catalogue), args.catalogue)
         print("\n".join(stale) or f"{shown(SIGNATURES_FILE)}: current")
         return 1 if stale else 0
     if args.signatures and (args.section or args.only):
@@ -512,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
     right = len(mistakes) - wrong
     if args.signatures:
         write_signatures([o for o in recorded if isinstance(o.mistake, Mistake)],
-                         load_catalogue(args.catalogue))
+                         args.catalogue)
         print(f"wrote the signatures of {wrong} mistakes to {shown(SIGNATURES_FILE)}")
     print(f"{caught} of {wrong} mistakes caught"
           + (f", {passing} of {right} correct alternatives pass" if right else ""))
