@@ -15,6 +15,12 @@ shows it), not the sum over processes running at once. CPU time is the tree's us
 system time: the tests run on one torch thread, so on an idle machine the wall time is
 about the CPU time, and on a busy one the CPU time is what the command itself cost.
 
+Floor: what any run costs before its first test, the median of COLLECT_REPEATS starts of
+the python that runs the tests: importing torch, pytest and hypothesis (the start-up that the
+goal counts as its floor), and that plus `torch._dynamo`, which torch imports on the first
+optimizer made (`Optimizer.add_param_group`) and the first operation on the meta device that
+the device tests use: sections 3, 4, 7 and 8 pay it once per run.
+
 Collection: what pytest costs before the first test runs, `--collect-only`, for every
 section, the median of COLLECT_REPEATS runs of each of two commands: the one that `make test
 SECTION=n` ran before it handed pytest the section's own file (BEFORE: the folder of every
@@ -113,6 +119,25 @@ def describe(runs: list[CommandRun]) -> list[str]:
                      f"{run.cpu_seconds:.1f} s)  peak RSS "
                      f"{run.peak_rss_mib:6.0f} MiB  {status}; log {run.log.relative_to(ROOT)}")
     return lines
+
+
+# --- floor ---------------------------------------------------------------------------
+FLOORS = {"torch + pytest + hypothesis": "import torch, pytest, hypothesis",
+          "... + torch._dynamo (an optimizer, a meta tensor)":
+              "import torch, pytest, hypothesis, torch._dynamo"}
+
+
+def measure_floor(repeats: int = COLLECT_REPEATS) -> dict[str, float]:
+    """{what is imported: median wall seconds of a python that imports it and exits}."""
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED_FROM_MAKE}
+    return {label: statistics.median(
+        run_measured(f"floor {label}", [sys.executable, "-c", code], env, 0.0).seconds
+        for _ in range(repeats)) for label, code in FLOORS.items()}
+
+
+def describe_floor(floor: dict[str, float]) -> list[str]:
+    return [f"floor (python start-up, median of {COLLECT_REPEATS}): "
+            + "; ".join(f"{label} {seconds:.2f} s" for label, seconds in floor.items())]
 
 
 # --- collection ------------------------------------------------------------------------
