@@ -33,7 +33,11 @@ lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh enviro
 
 # `make check` is the repository's own test command; each block below adds its part to it.
 # The parts run two at a time, each one's output kept together: most of them are one process
-# on one core. The tooling tests read what solutions/ scored in this run of test-solutions.
+# on one core. The tooling tests read what solutions/ scored in this run of test-solutions;
+# they are the longest part, so they run in TOOLING_JOBS processes (pytest-xdist), a test
+# file to a process, so that each file's fixtures (a graded class, an executed notebook) are
+# made once.
+TOOLING_JOBS ?= 2
 .PHONY: check-parts check-tooling
 check: system-packages ## everything CI runs
 	@$(MAKE) --no-print-directory -j2 --output-sync=target check-parts
@@ -41,7 +45,7 @@ check: system-packages ## everything CI runs
 check-parts: lint check-tooling
 
 check-tooling: test-solutions
-	$(PYTEST) tests/tooling
+	$(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile
 
 # --- exercises ---------------------------------------------------------------------------
 .PHONY: exercises check-exercises

@@ -15,6 +15,7 @@ are means over the course's seeds (`course.reference_targets.NUMBERS`); yours ar
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,7 +51,9 @@ def _cached(name: str, sections: Sections, used: list[str], compute: Callable[[]
         return json.loads(path.read_text())
     found = compute()
     CACHE.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(found))
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    partial.write_text(json.dumps(found))
+    partial.replace(path)  # atomic: a run at the same time never reads half a file
     return found
 
 
