@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import io
 import json
 import sys
@@ -77,10 +78,18 @@ SEPARATOR = "\n$\n"  # between two statements: no Python, so copydetect keeps it
 
 
 def _parsed(source: str) -> list[ast.stmt] | None:
+    """The statements of `source` without docstrings (the handout's words, or a learner's:
+    not code); None when it does not parse."""
     try:
-        return ast.parse(source).body
+        tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(
+                body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return tree.body
 
 
 def _pieces(body: list[ast.stmt], classes: set[str], prefix: str = "") -> dict[str, str]:
@@ -132,18 +141,24 @@ def given_code(source: str, handout: str) -> str:
 # --- fingerprints and comparisons --------------------------------------------------------------
 
 
-def fingerprint(text: str, boilerplate: frozenset[int] = frozenset()) -> CodeFingerprint:
-    """copydetect's fingerprint of Python `text`, without the hashes of `boilerplate`; every
-    k-gram kept (window 1), so that the result does not depend on the string hash's seed.
-    No run across a SEPARATOR counts. (copydetect's own `boilerplate` drops one occurrence
-    of a repeated k-gram only, and fails on hashes that repeat: they are dropped here.)"""
+def fingerprint(text: str) -> CodeFingerprint:
+    """copydetect's fingerprint of Python `text`: every k-gram kept (window 1), so that the
+    result does not depend on the string hash's seed, but those across a SEPARATOR."""
     found = CodeFingerprint("module.py", NOISE, 1, language="python", fp=io.StringIO(text))
+    return without(found, frozenset())
+
+
+def without(found: CodeFingerprint, boilerplate: frozenset[int]) -> CodeFingerprint:
+    """A copy of `found` without the hashes of `boilerplate`. (copydetect's own
+    `boilerplate` drops one occurrence of a repeated k-gram only, and fails on hashes that
+    repeat: they are dropped here.)"""
+    kept = copy.copy(found)
     code, mark = found.filtered_code, SEPARATOR.strip()
-    found.hash_idx = {h: kept for h, where in found.hash_idx.items() if h not in boilerplate
-                      and (kept := [i for i in where if mark not in code[i:i + NOISE]])}
-    found.hashes = set(found.hash_idx)
-    found.token_coverage = get_token_coverage(found.hash_idx, NOISE, len(code))
-    return found
+    kept.hash_idx = {h: at for h, where in found.hash_idx.items() if h not in boilerplate
+                     and (at := [i for i in where if mark not in code[i:i + NOISE]])}
+    kept.hashes = set(kept.hash_idx)
+    kept.token_coverage = get_token_coverage(kept.hash_idx, NOISE, len(code))
+    return kept
 
 
 @dataclass(frozen=True)
@@ -214,15 +229,15 @@ def compare(submissions: list[Submission], reference_dir: Path = REFERENCE_DIR,
         handout, reference = handouts[name], (reference_dir / name).read_text()
         given = _hashes(handout, handout)
         explained = given | _hashes(reference, handout)
-        key = fingerprint(learner_part(reference, handout), given)
+        key = without(fingerprint(learner_part(reference, handout)), given)
         for submission in submissions:
             if name not in submission.modules:
                 continue
             source = submission.modules[name].decode(errors="replace")
-            part = learner_part(source, handout)
-            prints[submission.name][section.number] = fingerprint(part, explained)
+            part = fingerprint(learner_part(source, handout))
+            prints[submission.name][section.number] = without(part, explained)
             against_reference[submission.name][section.number] = shared(
-                fingerprint(part, given), key)
+                without(part, given), key)
     pairs = []
     for one, other in combinations(submissions, 2):
         parts = {n: shared(prints[one.name][n], prints[other.name][n])
