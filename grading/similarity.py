@@ -320,6 +320,11 @@ def _cell(text: str) -> str:
     return shown(text).replace("|", "\\|").replace("`", "'")
 
 
+def _some(names: list[str], shown_at_most: int = 3) -> str:
+    more = len(names) - shown_at_most
+    return ", ".join(names[:shown_at_most]) + (f" and {more} more" if more > 0 else "")
+
+
 def _percent(share: float) -> str:
     return f"{number(100 * share)} %"
 
@@ -369,7 +374,7 @@ def markdown(report: dict) -> str:
                 lines.append(
                     f"| {g['section']} | {_cell(', '.join(g['tests']))} | {_cell(g['message'])} "
                     f"| {len(g['submissions'])} of {g['of']}: "
-                    f"{_cell(', '.join(g['submissions']))} | {', '.join(g['catalogued'])} |")
+                    f"{_cell(', '.join(g['submissions']))} | {_some(g['catalogued'])} |")
         else:
             lines.append("None.")
     lines += ["", "## Not compared", ""]
