@@ -45,6 +45,33 @@ def get_device() -> torch.device:
         return torch.device("cuda")
     return torch.device("cpu")
 '''},
+    "s2_corpus.py": {"build_vocab": '''
+def build_vocab(corpus):
+    seen = set()
+    for sentence in corpus_sentences(corpus):
+        seen.update(tokenize(sentence))
+    idx2word = {}
+    for token in list(SPECIAL_TOKENS) + sorted(seen):
+        idx2word[len(idx2word)] = token
+    return {w: i for i, w in idx2word.items()}, idx2word
+''', "pad_batch": '''
+def pad_batch(sequences):
+    check_sequences(sequences)
+    longest = max(len(s) for s in sequences)
+    columns = [list(s) + [PAD] * (longest - len(s)) for s in sequences]
+    ids = torch.tensor(columns, dtype=torch.long).t().contiguous()
+    return ids, torch.tensor([len(s) for s in sequences])
+'''},
+    "s6_context.py": {"cosine_sim": '''
+def cosine_sim(a, b):
+    check_vectors(a, b)
+    x, y = a.double(), b.double()
+    dot = (x * y).sum(-1)
+    norms = x.norm(dim=-1) * y.norm(dim=-1)
+    safe = torch.where(norms == 0, torch.ones_like(norms), norms)
+    cos = torch.where(norms == 0, torch.zeros_like(dot), dot / safe)
+    return torch.clamp(cos, min=-1.0, max=1.0).to(torch.float32)
+'''},
 }
 
 
@@ -240,7 +267,7 @@ def build_class(root: Path, seed: int = 0) -> dict[str, list[str]]:
 
     for i in range(8):
         add("complete", f"learner{i:02d}", independent(i), as_zip=i % 3 == 0)
-    for i in range(6):  # the first sections done, the rest the handout's stubs
+    for i in range(5):  # the first sections done, the rest the handout's stubs
         done = independent(8 + i)
         stop = 3 + i % 4
         add("partial", f"partial{i}", {m: done[m] if n < stop else handout[m]
@@ -263,6 +290,9 @@ def build_class(root: Path, seed: int = 0) -> dict[str, list[str]]:
     harmful["s1_setup.py"] = (f"import pathlib\npathlib.Path({str(root / HARM)!r})"
                               ".write_text('ran')\n" + handout["s1_setup.py"])
     add("hostile", "harmful", harmful)
+    deep = dict(handout)  # parses into a recursion error or refuses to; lexed as it is
+    deep["s1_setup.py"] = handout["s1_setup.py"] + "x = " + "(" * 5000 + ")" * 5000 + "\n\0\n"
+    add("hostile", "nested", deep)
     huge = dict(handout)
     huge["s2_corpus.py"] = handout["s2_corpus.py"] + "x = 1\n" * 200_000  # over 1 MB
     add("hostile", "huge", huge)
@@ -341,6 +371,12 @@ def test_nothing_hostile_runs_and_what_cannot_be_read_is_named(class_of_30):
     assert "link" in skipped["link-to-a-classmate"]["error"]
     text = similarity.markdown(report)
     assert "huge" in text.split("## Not compared")[1]
+
+
+def test_a_module_that_does_not_parse_is_compared_whole():
+    handout = generate()["s3_bilm.py"]
+    broken = handout.replace("def forward(", "def forward(self,,", 1)
+    assert similarity.learner_part(broken, handout) == broken
 
 
 def test_it_takes_seconds(class_of_30):
