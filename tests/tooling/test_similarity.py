@@ -254,7 +254,7 @@ def build_class(root: Path, seed: int = 0) -> dict[str, list[str]]:
         return modules
 
     kinds: dict[str, list[str]] = {k: [] for k in (
-        "complete", "partial", "broken", "hostile", "copies", "reference")}
+        "complete", "partial", "broken", "hostile", "copies", "part_copies", "reference")}
     written: dict[str, dict[str, str]] = {}
 
     def add(kind: str, name: str, modules: dict[str, str], as_zip: bool = False) -> None:
@@ -267,7 +267,7 @@ def build_class(root: Path, seed: int = 0) -> dict[str, list[str]]:
 
     for i in range(8):
         add("complete", f"learner{i:02d}", independent(i), as_zip=i % 3 == 0)
-    for i in range(5):  # the first sections done, the rest the handout's stubs
+    for i in range(4):  # the first sections done, the rest the handout's stubs
         done = independent(8 + i)
         stop = 3 + i % 4
         add("partial", f"partial{i}", {m: done[m] if n < stop else handout[m]
@@ -306,6 +306,11 @@ def build_class(root: Path, seed: int = 0) -> dict[str, list[str]]:
         copy = {m: renamed_copy(text, random.Random(i)) for m, text in written[source].items()}
         add("copies", f"copy{i}", copy, as_zip=i % 2 == 1)
         kinds["copies"][-1] = f"copy{i}:{source}"
+    part = independent(30)  # its own work, but sections 4 and 7 renamed from learner05's
+    for name in ("s4_pretrain.py", "s7_layer_weights.py"):
+        part[name] = renamed_copy(written["learner05"][name], random.Random(9))
+    add("part_copies", "part-copy", part)
+    kinds["part_copies"][-1] = "part-copy:learner05"
     add("reference", "verbatim", dict(reference))
     add("reference", "reference-renamed", {m: renamed_copy(t, random.Random(7))
                                            for m, t in reference.items()})
@@ -337,9 +342,19 @@ def test_every_renamed_copy_pairs_with_its_source(class_of_30):
         assert min(pair["share_a"], pair["share_b"]) >= similarity.PAIR_AT_LEAST
 
 
+def test_a_copy_of_two_sections_pairs_by_those_sections(class_of_30):
+    _, kinds, report, _ = class_of_30
+    copy, source = kinds["part_copies"][0].split(":")
+    pair = next(p for p in report["pairs"] if {p["a"], p["b"]} == {copy, source})
+    assert min(pair["share_a"], pair["share_b"]) < similarity.PAIR_AT_LEAST
+    for number in (4, 7):
+        shares = pair["sections"][number]
+        assert min(shares["share_a"], shares["share_b"]) >= similarity.SECTION_AT_LEAST
+
+
 def test_independent_work_and_stubs_do_not_pair(class_of_30):
     _, kinds, report, _ = class_of_30
-    copies = {tuple(e.split(":")) for e in kinds["copies"]}
+    copies = {tuple(e.split(":")) for e in kinds["copies"] + kinds["part_copies"]}
     expected = {frozenset(c) for c in copies}
     listed = {frozenset((p["a"], p["b"])) for p in report["pairs"]}
     assert listed == expected, f"unexpected pairs: {listed - expected}"
