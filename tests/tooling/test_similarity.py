@@ -447,3 +447,11 @@ def test_the_command_writes_both_reports(tmp_path):
     assert [m["name"] for m in data["reference"]] == ["alice"]
     assert data["pairs"] == [] and data["wrong_outputs"] == []
     assert "# Similarity of 2 submissions" in (out / "similarity.md").read_text()
+
+
+def test_copydetect_is_the_instructors_pin_not_the_learners():
+    from tools import lock
+
+    assert "copydetect==0.5.0" in lock.groups()["maintainer"]
+    assert lock.read_lock(lock.LOCKS["maintainer"]).get("copydetect") == "0.5.0"
+    assert "copydetect" not in lock.read_lock(lock.LOCKS["learner"])
