@@ -3,10 +3,14 @@ written independently, partial ones, broken ones, hostile ones, copies with rena
 and reordered functions, and copies of the reference. Nothing of it is run.
 
 Independent work is written here as the reference with what tells learners apart: the
-catalogue's Alternatives (correct code of another shape), a few hand-written variants, and a
-learner's habits (`restyled`: per statement of the learner's code, one of several ways to
-write it: a temporary for a call's argument, for a returned value, a comparison turned round,
-an augmented assignment spelled out), drawn per learner.
+catalogue's Alternatives (correct code of another shape, each in one learner's work), a few
+hand-written variants (`HAND`), and a learner's habits (`restyled`: for 60 % of the
+statements of the learner's code, drawn per learner, one or two of its subexpressions held in
+temporaries first, chosen among all of them, a comparison turned round, an augmented
+assignment spelled out, a returned value checked). That leaves more in common than people
+who never met would have (most of each module is still the reference's, and small
+functions coincide), so the thresholds are tried with room to spare: independent pairs
+share under half of their own code here, copies all of it.
 """
 
 from __future__ import annotations
