@@ -100,6 +100,15 @@ class-report: $(STAMP) ## the class report of GRADES=<grades.json> (python -m gr
 	@test -n "$(GRADES)" || { echo "name the grades file: make class-report GRADES=build/grades.json"; exit 2; }
 	$(PY) -m grading.report "$(GRADES)" --out $(CLASS_REPORT_DIR)
 
+# What the submissions of a class share (grading/similarity.py): instructors only, offline;
+# nothing of a submission is run.
+.PHONY: similarity
+SIMILARITY_DIR ?= build/similarity
+
+similarity: $(STAMP) ## what the submissions in SUBMISSIONS=<folder> share, and with GRADES=<grades.json> their rare wrong outputs, in build/similarity/ (SIMILARITY_DIR=)
+	@test -n "$(SUBMISSIONS)" || { echo "name the submissions' folder: make similarity SUBMISSIONS=submissions [GRADES=build/grades.json]"; exit 2; }
+	$(PY) -m grading.similarity "$(SUBMISSIONS)" $(if $(GRADES),--grades "$(GRADES)") --out $(SIMILARITY_DIR)
+
 # The class report of a generated class (tools/class_example.py: grades made from the
 # catalogue's signatures, nothing run), and its figure in docs/instructors.md.
 .PHONY: class-report-example
