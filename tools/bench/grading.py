@@ -15,6 +15,9 @@
    `--prepare-only` there; its wall time and CPU time (every process of it), and the wall
    time of a class of 100 projected from it: the preparation once, the rest (the sections'
    sandboxes started too) in proportion.
+3. What an instructor reads of that class: the class report (`python -m grading.report`) of
+   its grades, and the similarity of its submissions (`python -m grading.similarity`, with
+   the grades), each one command's wall time.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ class GradingBench:
     jobs: int
     returncode: int
     load: float  # the machine's load average at the end (1 min)
+    report_s: float  # the class report of its grades, wall clock
+    similarity_s: float  # the similarity of its submissions, with the grades
 
     @property
     def sandbox_cost_s(self) -> float:
@@ -157,8 +162,21 @@ def measure(jobs: int = 2, repeats: int = 9) -> GradingBench:
     prepare_s, _, _ = grading("--prepare-only")
     class_s, cpu_s, code = grading(*map(str, submissions), "--jobs", str(jobs), "--fresh",
                                    "--json", str(WORK_DIR.parent / "grading-class.json"))
+    load = os.getloadavg()[0]
+    grades, out = WORK_DIR.parent / "grading-class.json", WORK_DIR.parent / "class-reading"
+    report_s = timed("grading.report", str(grades), "--out", str(out))
+    similarity_s = timed("grading.similarity", str(submissions[0].parent), "--grades",
+                         str(grades), "--out", str(out))
     return GradingBench(times["bwrap"], times["none"], times["bwrap start"][0], prepare_s,
-                        class_s, cpu_s, jobs, code, os.getloadavg()[0])
+                        class_s, cpu_s, jobs, code, load, report_s, similarity_s)
+
+
+def timed(module: str, *args: str) -> float:
+    """Wall seconds of `python -m module args` (NaN where it fails)."""
+    started = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started if run.returncode == 0 else float("nan")
 
 
 def describe(bench: GradingBench) -> list[str]:
@@ -179,6 +197,8 @@ def describe(bench: GradingBench) -> list[str]:
         f"a class of {PROJECTED_SIZE}, projected: {bench.projected_s / 60:.1f} min"
         + (f"; its CPU time over {bench.jobs} cores: {bench.projected_cpu_s / 60:.1f} min"
            if bench.class_cpu_s is not None else ""),
+        f"its class report (python -m grading.report): {bench.report_s:.1f} s; its "
+        f"similarity (python -m grading.similarity --grades): {bench.similarity_s:.1f} s",
     ]
 
 
