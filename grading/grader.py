@@ -182,18 +182,14 @@ class Grader:
         if pending and self.sandbox is None:
             self.prepare()  # only when something is left to grade
         graded: dict[int, dict[int, SectionResult]] = {i: {} for i, _ in pending}
-        self._waiting, choosing = len(pending), threading.Lock()
+        self._waiting = len(pending)
 
-        def next_job() -> tuple[int, Section, SectionResult]:
-            """The first job whose section has a sandbox ready for it, else the first."""
-            with choosing:
-                job = next((j for j in pending if self.sandbox.ready(j[1])), pending[0])
-                pending.remove(job)
-            return *job, self.grade_section(submissions[job[0]], job[1])
+        def job(index: int, section: Section) -> tuple[int, Section, SectionResult]:
+            return index, section, self.grade_section(submissions[index], section)
 
         pool = ThreadPoolExecutor(max_workers=self.sandbox.slots if pending else 1)
         try:
-            for future in as_completed([pool.submit(next_job) for _ in list(pending)]):
+            for future in as_completed([pool.submit(job, *j) for j in pending]):
                 index, section, section_result = future.result()
                 graded[index][section.number] = section_result
                 on_section()
