@@ -2,15 +2,10 @@
 words besides the grader's own copy of the submission's module.
 
 The run's plugin (`grading.zygote.Records`) writes JSON lines to a pipe: `begin` (before any
-of the submission's code runs), a `test` line per test, and `end` with pytest's exit status;
-the grader keeps at most `sandbox.RECORDS_BYTES`. The run is *untrusted* (flagged, no credit)
-when that is not what the plugin writes: more than the bound, a line that is not JSON, of a
-kind or with a field the grader does not know, a test the course does not have or a test
-twice, anything after `end`, a last line cut short, no `end` from a process that exited (pytest
-always writes it: the stream was cut or redirected, or the process left by os._exit), or an
-`end` whose exit status is not the process's or says otherwise than the records whether
-every test passed. A crash (a signal: a segmentation fault, a limit) is not untrusted: the
-tests recorded before it stand, and the others are lost.
+of the submission's code runs), a `test` line per test, and `end` with pytest's exit status.
+Anything else makes the run *untrusted* (flagged, no credit; `read_stream` says which check
+failed, docs/instructors.md lists them). A crash (a signal: a segmentation fault, a limit)
+is not untrusted: the tests recorded before it stand, and the others are lost.
 """
 
 from __future__ import annotations
