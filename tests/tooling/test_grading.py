@@ -9,7 +9,6 @@ no run, they are not graded and their tests skip, saying why.
 
 from __future__ import annotations
 
-import ast
 import csv
 import json
 import shutil
@@ -58,17 +57,9 @@ def edited(module: str, *edits: tuple[str, str]) -> str:
     return source
 
 
-def injected(module: str, function: str, code: str) -> str:
-    """The reference `module` with `code` run first in `function`'s body."""
-    source = REFERENCE[module]
-    found = [n for n in ast.walk(ast.parse(source))
-             if isinstance(n, ast.FunctionDef) and n.name == function]
-    assert len(found) == 1, f"{module}.py no longer defines {function} once"
-    first = found[0].body[1 if ast.get_docstring(found[0]) else 0]
-    lines = source.splitlines(keepends=True)
-    lines.insert(first.lineno - 1, "".join(" " * first.col_offset + line + "\n"
-                                           for line in code.splitlines()))
-    return "".join(lines)
+def injected(module: str, signature: str, code: str) -> str:
+    """The reference `module` with `code` run first in the function that `signature` opens."""
+    return edited(module, (signature, signature + "".join(f"\n    {c}" for c in code.split("\n"))))
 
 
 def appended(source: str, code: str) -> str:
@@ -79,9 +70,10 @@ SAMPLES = {  # broken, not hostile: graded wherever the grader runs
     "partly_done": {"s1_setup": REFERENCE["s1_setup"], "s2_corpus": edited(
         "s2_corpus", ("_WORD.findall(text.lower())", "_WORD.findall(text)"))},
     "hard_crash": {  # os._exit (flagged: a section never needs it); a segmentation fault
-        "s1_setup": injected("s1_setup", "get_device", "os._exit(3)"),
-        "s2_corpus": injected("s2_corpus", "pad_batch", "np.lib.stride_tricks.as_strided("
-                              "np.zeros(1), shape=(2,), strides=(1 << 40,))[1]")
+        "s1_setup": injected("s1_setup", "None = None) -> torch.device:", "os._exit(3)"),
+        "s2_corpus": injected("s2_corpus", "def pad_batch(sequences: Sequence[Sequence[int]]) "
+                              "-> tuple[torch.Tensor, torch.Tensor]:", "np.lib.stride_tricks."
+                              "as_strided(np.zeros(1), shape=(2,), strides=(1 << 40,))[1]")
         .replace("import torch\n", "import numpy as np\nimport torch\n", 1)},
     "syntax_error": {"s1_setup": edited("s1_setup", ("def set_seed(seed: int) -> None:",
                                                      "def set_seed(seed: int)")),
@@ -94,7 +86,7 @@ SAMPLES = {  # broken, not hostile: graded wherever the grader runs
         "s2_corpus": appended(REFERENCE["s2_corpus"], 'print("x" * (80 << 20))')},
 }
 WAITING = {  # graded in the interrupted run, section 1 only: they wait for a timeout
-    "infinite_loop": {"s1_setup": injected("s1_setup", "set_seed",
+    "infinite_loop": {"s1_setup": injected("s1_setup", "def set_seed(seed: int) -> None:",
                                            "import time\nwhile seed == 7:\n    time.sleep(0.01)")},
     "blocks_the_alarm": {"s1_setup": appended(REFERENCE["s1_setup"], (
         "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
