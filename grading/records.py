@@ -81,11 +81,16 @@ def read_stream(data: bytes, overflowed: bool, nodeids: list[str], wait_status: 
     return stream
 
 
+def short(text: str, limit: int = 300) -> str:
+    """`text` on one line, its spaces collapsed, cut to `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def source_line(source: bytes, line: int | None) -> str:
     """Line `line` of the learner's module, shortened: what a message quotes."""
     lines = source.decode(errors="replace").splitlines()
-    text = " ".join(lines[line - 1].split()) if line and 0 < line <= len(lines) else ""
-    return text if len(text) <= 100 else text[:97] + "..."
+    return short(lines[line - 1], 100) if line and 0 < line <= len(lines) else ""
 
 
 def describe(test: dict, module: str, source: bytes) -> str:
