@@ -1,18 +1,9 @@
-"""python -m grading SUBMISSION... [--sections 1,3] [--json F] [--csv F] [--canvas F]
-[--gradescope F] [--jobs N] [--isolation MODE] [--deadline S] [--previous OLD.json
-[--accept-changes]]: grade submissions with the course's own tests and reference.
+"""python -m grading SUBMISSION...: grade submissions with the course's own tests and reference.
 
-A SUBMISSION is a folder holding `exercises/` (or the section modules themselves), or a
-`.zip` of one. Results are kept in the work folder as each submission finishes; the same
-command again after an interruption resumes. Each run is isolated (`grading.sandbox`); where
-it cannot be as asked, the grader refuses and says why. With --gradescope, results.json is
-written whatever happens, if need be as a report of the grader's own error.
-
-With --previous, a regrade is previewed: the results are compared with that grades file
-(`grading.regrade`) before any export is written, and every submission whose scores or tests'
-statuses would change is printed; when any would, nothing is exported and the exit status is
-3 unless --accept-changes is given. The results stay in the work folder, so the same command
-with --accept-changes exports them without grading again.
+A SUBMISSION is a folder holding `exercises/` (or the section modules themselves), or a `.zip`
+of one. Results are kept in the work folder as each submission finishes, so the same command
+again resumes. With --previous, a regrade is previewed (`grading.regrade`): nothing is
+exported while a submission's scores or statuses would change, unless --accept-changes.
 See docs/instructors.md.
 """
 
@@ -41,30 +32,20 @@ LIMITS = {"test-timeout": "seconds one test may take",
 REFUSED = 3  # the exit status when --previous finds changes not accepted
 
 
-def sections_chosen(keys: str | None) -> list[Section]:
-    """`1,3,bilm` -> those sections in course order; every section for None."""
-    chosen = {find_section(key).number for key in (keys or "").split(",") if key.strip()}
-    return [s for s in SECTIONS if not chosen or s.number in chosen]
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m grading", description=__doc__.split("\n\n")[0])
     p.add_argument("submissions", nargs="*", type=Path, metavar="SUBMISSION")
     p.add_argument("--sections", help="grade only these sections: numbers or names, 1,3,bilm")
     p.add_argument("--json", type=Path, metavar="FILE", help="every submission, section, test")
     p.add_argument("--csv", type=Path, metavar="FILE", help="a row per submission (gradebook)")
-    p.add_argument("--canvas", type=Path, metavar="FILE",
-                   help="the CSV Canvas's gradebook imports: a row per student (the "
-                   "submission's name as its id), a column for the assignment's total")
+    p.add_argument("--canvas", type=Path, metavar="FILE", help="the CSV Canvas's gradebook "
+                   "imports: a row per student (the submission's name), the assignment's total")
     p.add_argument("--canvas-assignment", default="ELMo", metavar="NAME",
                    help="the assignment's name in Canvas (default %(default)s)")
-    p.add_argument("--canvas-assignment-id", metavar="N",
-                   help="Canvas's id of the assignment (in its address), so that the import "
-                   "fills it rather than creating one")
-    p.add_argument("--canvas-id-column", choices=reports.CANVAS_IDS,
-                   default=reports.CANVAS_IDS[0],
-                   help="the Canvas column that the submissions' names are (default: "
-                   "%(default)s)")
+    p.add_argument("--canvas-assignment-id", metavar="N", help="Canvas's id of the assignment "
+                   "(in its address), so that the import fills it rather than creating one")
+    p.add_argument("--canvas-id-column", choices=reports.CANVAS_IDS, default=reports.CANVAS_IDS[0],
+                   help="the Canvas column that the submissions' names are (default %(default)s)")
     p.add_argument("--gradescope", type=Path, metavar="FILE",
                    help="results.json for Gradescope (one submission)")
     p.add_argument("--visibility", choices=reports.VISIBILITIES, default="visible",
@@ -97,20 +78,18 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     """0 when done, 1 when the grader cannot grade (its isolation, its work folder, the
     course), 3 when --previous finds changes that --accept-changes did not accept (nothing
     exported), 130 when interrupted; with --gradescope, results.json is written in every case
     but the 3."""
     args = parser().parse_args(argv)
-    try:
-        sections = sections_chosen(args.sections)
+    try:  # `1,3,bilm`: those sections in course order; every section by default
+        chosen = {find_section(key).number for key in (args.sections or "").split(",")
+                  if key.strip()}
     except KeyError as err:
         parser().error(str(err.args[0]))
+    sections = [s for s in SECTIONS if not chosen or s.number in chosen]
     if not args.submissions and not args.prepare_only:
         parser().error("name at least one SUBMISSION (a folder or a .zip)")
     if args.gradescope and len(args.submissions) != 1:
@@ -123,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             previous = reports.read_grades(args.previous)
         except (OSError, ValueError, KeyError, TypeError) as err:
             parser().error(f"--previous: {err}")
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: KeyboardInterrupt
     error = "it stopped before it wrote any result"
     try:
         code = grade(args, sections, previous)

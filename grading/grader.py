@@ -72,11 +72,8 @@ class Grader:
         return digest.hexdigest()
 
     def choose_isolation(self) -> str:
-        """The mode asked for, or for "auto" bwrap where it runs and uid where not.
-
-        Raises:
-            GraderError: it is not available here, and why.
-        """
+        """The mode asked for, or for "auto" bwrap where it runs and uid where not; a
+        `GraderError` that says why where it is not available here."""
         reasons = {}
         for mode in (["bwrap", "uid"] if self.isolation == "auto" else [self.isolation]):
             if reasons.setdefault(mode, sandbox.problem(
@@ -91,11 +88,8 @@ class Grader:
 
     def prepare(self, check_isolation: bool = True) -> None:
         """Check the isolation (unless only preparing: then only the course's code runs),
-        collect the tests and train (or find) the reference biLM, in a trusted child.
-
-        Raises:
-            GraderError: no isolation as asked, or the course's tests do not collect.
-        """
+        collect the tests and train (or find) the reference biLM, in a trusted child; a
+        `GraderError` where there is no isolation as asked or the tests do not collect."""
         self.mode = self.choose_isolation() if check_isolation else "none"
         cache, out = self.work_dir / "cache", self.work_dir / "prepared.json"
         run = None
@@ -182,28 +176,20 @@ class Grader:
         if pending and self.sandbox is None:
             self.prepare()  # only when something is left to grade
         graded: dict[int, dict[int, SectionResult]] = {i: {} for i, _ in pending}
-        self._waiting, choosing = len(pending), threading.Lock()
-
-        def next_job() -> tuple[int, Section, SectionResult]:
-            """The first job whose section has a sandbox ready for it, else the first."""
-            with choosing:
-                job = next((j for j in pending if self.sandbox.ready(j[1])), pending[0])
-                pending.remove(job)
-            return *job, self.grade_section(submissions[job[0]], job[1])
-
+        self._waiting = len(pending)
         pool = ThreadPoolExecutor(max_workers=self.sandbox.slots if pending else 1)
         try:
-            for future in as_completed([pool.submit(next_job) for _ in list(pending)]):
-                index, section, section_result = future.result()
-                graded[index][section.number] = section_result
+            jobs_ = {pool.submit(self.grade_section, submissions[i], s): (i, s) for i, s in pending}
+            for future in as_completed(jobs_):
+                index, section = jobs_[future]
+                graded[index][section.number] = future.result()
                 on_section()
                 if len(graded[index]) == len(self.sections):
-                    notes = scan_files(submissions[index].files) + [
-                        Flag("unreadable", f"{name}: {why}")
-                        for name, why in sorted(submissions[index].unreadable.items())]
+                    done = submissions[index]
+                    notes = scan_files(done.files) + [Flag("unreadable", f"{n}: {why}")
+                                                      for n, why in sorted(done.unreadable.items())]
                     results[index] = SubmissionResult(
-                        submissions[index].name, str(submissions[index].path),
-                        submissions[index].digest,
+                        done.name, str(done.path), done.digest,
                         [graded[index][s.number] for s in self.sections], notes)
                     if store is not None:
                         store.save(results[index])

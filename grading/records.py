@@ -2,15 +2,10 @@
 words besides the grader's own copy of the submission's module.
 
 The run's plugin (`grading.zygote.Records`) writes JSON lines to a pipe: `begin` (before any
-of the submission's code runs), a `test` line per test, and `end` with pytest's exit status;
-the grader keeps at most `sandbox.RECORDS_BYTES`. The run is *untrusted* (flagged, no credit)
-when that is not what the plugin writes: more than the bound, a line that is not JSON, of a
-kind or with a field the grader does not know, a test the course does not have or a test
-twice, anything after `end`, a last line cut short, no `end` from a process that exited (pytest
-always writes it: the stream was cut or redirected, or the process left by os._exit), or an
-`end` whose exit status is not the process's or says otherwise than the records whether
-every test passed. A crash (a signal: a segmentation fault, a limit) is not untrusted: the
-tests recorded before it stand, and the others are lost.
+of the submission's code runs), a `test` line per test, and `end` with pytest's exit status.
+Anything else makes the run *untrusted* (flagged, no credit; `read_stream` says which check
+failed, docs/instructors.md lists them). A crash (a signal: a segmentation fault, a limit)
+is not untrusted: the tests recorded before it stand, and the others are lost.
 """
 
 from __future__ import annotations
@@ -86,11 +81,16 @@ def read_stream(data: bytes, overflowed: bool, nodeids: list[str], wait_status: 
     return stream
 
 
+def short(text: str, limit: int = 300) -> str:
+    """`text` on one line, its spaces collapsed, cut to `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def source_line(source: bytes, line: int | None) -> str:
     """Line `line` of the learner's module, shortened: what a message quotes."""
     lines = source.decode(errors="replace").splitlines()
-    text = " ".join(lines[line - 1].split()) if line and 0 < line <= len(lines) else ""
-    return text if len(text) <= 100 else text[:97] + "..."
+    return short(lines[line - 1], 100) if line and 0 < line <= len(lines) else ""
 
 
 def describe(test: dict, module: str, source: bytes) -> str:

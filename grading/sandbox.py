@@ -1,9 +1,9 @@
 """Where a section's run runs, reaching nothing but its own inputs (docs/instructors.md,
-"How the runs are isolated"): in bwrap mode a bubblewrap sandbox per section, whose zygote
-(`grading.zygote`) forks its runs one at a time; in uid mode one zygote on the machine, runs
-one at a time; in none mode (trusted code) no sandbox. Each run is one process with a uid of
-its own from a block the grader holds (`UidBlock`), its limits its process's (`Limits`), its
-CPU share a cgroup of its own where the machine gives one (`CpuShares`).
+"How the runs are isolated"): in bwrap mode a bubblewrap sandbox per slot (`--jobs`), whose
+zygote (`grading.zygote`) forks its runs one at a time; in uid mode one zygote on the machine;
+in none mode (trusted code) no sandbox. Each run is one process with a uid of its own from a
+block the grader holds (`UidBlock`), its limits its process's (`Limits`), its CPU share a
+cgroup of its own where the machine gives one (`CpuShares`).
 """
 
 from __future__ import annotations
@@ -241,18 +241,20 @@ class Zygote:
 
 
 class Sandbox:
-    """Runs sections in `mode`, up to `slots` at once, under `work_dir`; each run gets its
-    own copy of `cache_files` ({name: the trusted file}) in its cache folder."""
+    """Runs sections in `mode`, up to `slots` at once, under `work_dir`: each slot's runs one
+    after another from a zygote of its own (in bwrap mode, in a sandbox that sees the slot's
+    folder of runs alone); each run gets its own copy of the course for its section and of
+    `cache_files` ({name: the trusted file}) in its cache folder."""
 
     def __init__(self, work_dir: Path, pristine: Pristine, limits: Limits, mode: str,
                  slots: int = 1, cache_files: dict[str, Path] | None = None) -> None:
         self.work_dir, self.pristine, self.limits = Path(work_dir).resolve(), pristine, limits
         self.mode, self.cache_files = mode, cache_files or {}
         self.slots = 1 if mode == "uid" else max(1, slots)  # uid: nothing keeps runs apart
-        self.runs = self.work_dir / "runs"
-        self.runs.mkdir(parents=True, exist_ok=True)
-        self.courses = Path(tempfile.mkdtemp(prefix="course-", dir=self.work_dir))  # this one's
-        for folder in (self.work_dir, self.runs):
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.runs = Path(tempfile.mkdtemp(prefix="runs-", dir=self.work_dir))  # this one's
+        for folder in (self.work_dir, self.runs, *(self.runs / str(s) for s in range(self.slots))):
+            folder.mkdir(exist_ok=True)
             folder.chmod(0o711)  # a run's uid passes through to its own folder, no other's
         if mode == "uid" and not _reachable(self.runs, readable=False):
             raise RuntimeError(f"{self.runs} must be reachable by other users (o+x on it and "
@@ -261,22 +263,14 @@ class Sandbox:
         self.cpu = CpuShares(self.slots) if mode != "none" else None
         self.cpu_share = "cgroup" if self.cpu and self.cpu.folders else "threads"
         self._free_slots = list(range(self.slots))
-        self._idle: dict[int, list[Zygote]] = {}  # per section (bwrap) or 0
-        self._count: dict[int, int] = {}
-        self._all: list[Zygote] = []
+        self._zygotes: dict[int, Zygote] = {}
         self._changed = threading.Condition()
         self._closed = False
 
-    def _key(self, section: Section) -> int:
-        return section.number if self.mode == "bwrap" else 0
-
-    def _zygote(self, section: Section) -> Zygote:
+    def _zygote(self, slot: int) -> Zygote:
         env = {**FIXED_ENV, "PYTHONPATH": str(ROOT)}
         argv = [sys.executable, "-m", "grading.zygote"]
         if self.mode == "bwrap":
-            course = self.courses / f"s{section.number}"
-            if not course.exists():
-                write_tree(course, self.pristine.for_section(section))
             paths = [*{os.path.abspath(p) for p in ("/usr", "/etc", sys.base_prefix, sys.prefix,
                                                     *sysconfig.get_paths().values())
                        if os.path.isdir(p)}]
@@ -289,67 +283,42 @@ class Sandbox:
             box += [a for link in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
                     if os.path.islink(link) for a in ("--symlink", os.readlink(link), link)]
             box += ["--perms", "0755", "--dir", "/grader", "--ro-bind", str(ROOT / "grading"),
-                    "/grader/grading", "--ro-bind", str(course), "/course", "--size",
-                    str(self.limits.scratch_mb << 20), "--perms", "0711", "--tmpfs", "/scratch",
-                    "--proc", "/proc", "--dev", "/dev", "--"]
+                    "/grader/grading", "--ro-bind", str(self.runs / str(slot)), "/runs",
+                    "--size", str(self.limits.scratch_mb << 20), "--perms", "0711", "--tmpfs",
+                    "/scratch", "--proc", "/proc", "--dev", "/dev", "--"]
             argv, env = box + argv, {**env, "PYTHONPATH": "/grader"}
         return Zygote(argv, env, self.work_dir / "zygote.log")
-
-    def ready(self, section: Section) -> bool:
-        """Whether a run of `section` would start now without a sandbox of its own."""
-        with self._changed:
-            return bool(self._idle.get(self._key(section))) or not self._count.get(
-                self._key(section))
-
-    def _acquire(self, section: Section) -> tuple[Zygote, int]:
-        """An idle zygote for `section` (started if none is and there is room) and a slot."""
-        key = self._key(section)
-        with self._changed:
-            while not self._closed:
-                if self._free_slots and self._idle.get(key):
-                    return self._idle[key].pop(), self._free_slots.pop(0)
-                if self._free_slots and self._count.get(key, 0) < self.slots:
-                    self._count[key] = self._count.get(key, 0) + 1
-                    slot = self._free_slots.pop(0)
-                    break
-                self._changed.wait()
-            else:
-                raise RuntimeError("the sandbox was closed: no more runs")
-        zygote = self._zygote(section)
-        with self._changed:
-            self._all.append(zygote)
-        return zygote, slot
-
-    def _release(self, section: Section, zygote: Zygote, slot: int) -> None:
-        with self._changed:
-            self._free_slots.append(slot)
-            if zygote.process.poll() is None:
-                self._idle.setdefault(self._key(section), []).append(zygote)
-            else:
-                self._count[self._key(section)] -= 1
-            self._changed.notify_all()
 
     def run_section(self, section: Section, source: bytes, timeout_s: float | None = None
                     ) -> Outcome:
         """Run `section`'s tests on `source` as its module, within `timeout_s` (by default the
-        section timeout)."""
-        zygote, slot = self._acquire(section)
-        run_dir = Path(tempfile.mkdtemp(prefix=f"s{section.number}-", dir=self.runs))
+        section timeout), in the first slot free."""
+        with self._changed:
+            while not self._free_slots and not self._closed:
+                self._changed.wait()
+            if self._closed:
+                raise RuntimeError("the sandbox was closed: no more runs")
+            slot = self._free_slots.pop(0)
+            zygote = self._zygotes.get(slot)
+            if zygote is None or zygote.process.poll() is not None:  # started, or again
+                zygote = self._zygotes[slot] = self._zygote(slot)
+        run_dir = Path(tempfile.mkdtemp(prefix=f"s{section.number}-", dir=self.runs / str(slot)))
         try:
             return self._run(zygote, slot, run_dir, section, source,
                              self.limits.section_timeout_s if timeout_s is None else timeout_s)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
-            self._release(section, zygote, slot)
+            with self._changed:
+                self._free_slots.append(slot)
+                self._changed.notify_all()
 
     def _run(self, zygote: Zygote, slot: int, run_dir: Path, section: Section, source: bytes,
              timeout_s: float) -> Outcome:
         uid = gid = self.uids.free[slot] if self.uids else os.getuid()
-        course, scratch = "/course", f"/scratch/{run_dir.name}"
-        if self.mode != "bwrap":  # its own copy, its uid's group's alone
-            course, scratch = str(run_dir / "course"), str(run_dir / "scratch")
-            write_tree(run_dir, {}, gid, 0o750)
-            write_tree(run_dir / "course", self.pristine.for_section(section), gid, 0o750)
+        inside = f"/runs/{run_dir.name}" if self.mode == "bwrap" else str(run_dir)
+        scratch = f"/scratch/{run_dir.name}" if self.mode == "bwrap" else f"{run_dir}/scratch"
+        write_tree(run_dir, {}, gid, 0o750)  # its own copy, its uid's group's alone
+        write_tree(run_dir / "course", self.pristine.for_section(section), gid, 0o750)
         (run_dir / "module.py").write_bytes(source)
         files = {f"impl/{section.file_name}": run_dir / "module.py",
                  **{f"cache/{name}": path for name, path in self.cache_files.items()}}
@@ -358,15 +327,16 @@ class Sandbox:
                *([os.open(self.cpu.folders[slot] / "cgroup.procs", os.O_WRONLY)]
                  if self.cpu_share == "cgroup" else []),
                *(os.open(path, os.O_RDONLY) for path in files.values())]
-        argv = ["tests/sections", "--impl", f"{scratch}/impl", "--reference", f"{course}/ref",
-                "--section", str(section.number), "-c", "pytest.ini", "--rootdir", ".",
-                "--timeout", str(self.limits.test_timeout_s), "--tb=line", "-q",
-                "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+        argv = ["tests/sections", "--impl", f"{scratch}/impl", "--reference",
+                f"{inside}/course/ref", "--section", str(section.number), "-c", "pytest.ini",
+                "--rootdir", ".", "--timeout", str(self.limits.test_timeout_s), "--tb=line",
+                "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         env = {**FIXED_ENV, "HOME": f"{scratch}/home", "TMPDIR": f"{scratch}/tmp",
                "MPLCONFIGDIR": f"{scratch}/tmp", "TORCHINDUCTOR_CACHE_DIR": f"{scratch}/tmp",
                "HYPOTHESIS_STORAGE_DIRECTORY": f"{scratch}/tmp", CACHE_ENV_VAR: f"{scratch}/cache"}
-        outcome = zygote.run({"uid": uid, "gid": gid, "course": course, "scratch": scratch,
-                              "argv": argv, "env": env, "files": list(files),
+        outcome = zygote.run({"uid": uid, "gid": gid, "course": f"{inside}/course",
+                              "scratch": scratch, "argv": argv, "env": env,
+                              "files": list(files),
                               "limits": self.limits.rlimits(self.uids is not None),
                               "cgroup": self.cpu_share == "cgroup"}, fds, records, timeout_s)
         with open(run_dir / "output.txt", "rb") as output:
@@ -376,10 +346,10 @@ class Sandbox:
 
     def close(self) -> None:
         with self._changed:
-            self._closed, zygotes, self._all = True, self._all, []
+            self._closed, zygotes, self._zygotes = True, self._zygotes, {}
             self._changed.notify_all()
-        for zygote in zygotes:
+        for zygote in zygotes.values():
             zygote.close()
         if self.cpu:
             self.cpu.close()
-        shutil.rmtree(self.courses, ignore_errors=True)
+        shutil.rmtree(self.runs, ignore_errors=True)

@@ -17,10 +17,9 @@ from course.progress import section_points
 from course.registry import Section
 from course.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
 
-from .records import Stream, crash_line, describe, source_line
+from .records import Stream, crash_line, describe, short, source_line
 from .scan import UNTRUSTED, Flag
 
-REASON_LIMIT = 300
 PRECEDENCE = (TIMEOUT, ERROR, FAILED, NOT_IMPLEMENTED)
 SIGNALS = {signal.SIGSEGV: "crashed with a segmentation fault (SIGSEGV)",
            signal.SIGABRT: "aborted (SIGABRT)", signal.SIGKILL: "was killed (SIGKILL)",
@@ -102,11 +101,6 @@ def result_from_dict(data: dict) -> SubmissionResult:
                             flags(data["flags"]))
 
 
-def short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 3] + "..."
-
-
 def describe_exit(wait_status: int | None) -> str:
     """How a run's process ended, in words."""
     if wait_status is None:
@@ -141,8 +135,8 @@ def score_section(section: Section, nodeids: list[str], stream: Stream, outcome,
         reason = "flagged, no credit: " + "; ".join(f"{f.kind}: {f.detail}" for f in penalised)
     elif lost:
         line = None if outcome.timed_out else crash_line(outcome.output_tail, section.file_name)
-        where = f" (at {section.file_name} line {line}: `{source_line(source, line)}`)" \
-            if source_line(source, line) else ""
+        quoted = source_line(source, line)
+        where = f" (at {section.file_name} line {line}: `{quoted}`)" if quoted else ""
         reason = (f"the test process {ended} during {lost[0].name}; {len(lost)} of "
                   f"{len(tests)} tests lost{where}")
     elif status == PASSED:

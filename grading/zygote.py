@@ -1,17 +1,14 @@
 """Inside a sandbox: a server that imports torch, pytest and hypothesis once and forks a child
 per run, so that a run starts in a fraction of a second rather than in the seconds those
 imports take. It never reads a submission or the reference: each child would inherit it.
+Its stdin is a SOCK_SEQPACKET socket from `grading.sandbox`, on which it takes
 
-    python -m grading.zygote        # stdin: a SOCK_SEQPACKET socket from `grading.sandbox`
-
-    {"uid": 3000101, "gid": 3000101, "course": "/course", "scratch": "/scratch/s1-x",
-     "argv": [...], "env": {...}, "limits": {...}, "cgroup": true,
-     "files": ["impl/s1_setup.py", "cache/bilm-x.pt"]}
-        with descriptors (SCM_RIGHTS): the records pipe, the output file, the run's cgroup's
-        cgroup.procs (where "cgroup"), then one per name of "files", read-only
-    -> {"status": 0} once the child has ended (os.waitpid's status) and its scratch, and what
-       its uid left where everyone may write, are removed
-    {"kill": true}              SIGKILL to the run's child
+    {"uid", "gid", "course", "scratch", "argv", "env", "limits", "cgroup", "files"} with
+        descriptors: the records pipe, the output file, the run's cgroup.procs (where
+        "cgroup"), then one per name of "files" (its module first), read-only
+    -> {"status": os.waitpid's} once the child has ended and its scratch, and what its uid
+       left where everyone may write, are removed
+    {"kill": true} -> SIGKILL to the run's child
 
 The child joins its cgroup, becomes the run's uid, copies its files into its scratch, takes
 the records pipe as descriptor 3 and the output as 1 and 2, sets its limits and seeds,

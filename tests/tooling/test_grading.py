@@ -1,19 +1,14 @@
 """The grader (`python -m grading`), the handout (`make release`) and the Gradescope bundle
-(`make autograder`), on sample submissions built from `solutions/` and the handout's stubs by
-small, named edits (an edit whose text is no longer in the reference fails loudly).
-
-The class is graded once, in one run of the command, with a copy of the course that holds a
-hidden test (`HIDDEN_TEST`); each test reads its part of the results. A second, short run
-(section 1) holds the samples that wait for a timeout and is interrupted. The hostile samples
-(`hostile_samples`) are one of each kind of attack of docs/instructors.md: each must be held
-(it earns nothing it did not earn) or flagged with no credit, and no text of the reference or
-of the hidden test may reach a report. Where this machine isolates no run, the class is
-graded with `--isolation none` without them, and their tests skip, saying why.
+(`make autograder`), on samples built from `solutions/` and the stubs by named edits. The
+class is graded once, with a copy of the course that holds a hidden test; a second, short
+run holds the samples that wait for a timeout and is interrupted. Each hostile sample (one of
+each kind of attack of docs/instructors.md) must be held or flagged with no credit, and no
+text of the reference or of the hidden test may reach a report; where this machine isolates
+no run, they are not graded and their tests skip, saying why.
 """
 
 from __future__ import annotations
 
-import ast
 import csv
 import json
 import shutil
@@ -62,17 +57,9 @@ def edited(module: str, *edits: tuple[str, str]) -> str:
     return source
 
 
-def injected(module: str, function: str, code: str) -> str:
-    """The reference `module` with `code` run first in `function`'s body."""
-    source = REFERENCE[module]
-    found = [n for n in ast.walk(ast.parse(source))
-             if isinstance(n, ast.FunctionDef) and n.name == function]
-    assert len(found) == 1, f"{module}.py no longer defines {function} once"
-    first = found[0].body[1 if ast.get_docstring(found[0]) else 0]
-    lines = source.splitlines(keepends=True)
-    lines.insert(first.lineno - 1, "".join(" " * first.col_offset + line + "\n"
-                                           for line in code.splitlines()))
-    return "".join(lines)
+def injected(module: str, signature: str, code: str) -> str:
+    """The reference `module` with `code` run first in the function that `signature` opens."""
+    return edited(module, (signature, signature + "".join(f"\n    {c}" for c in code.split("\n"))))
 
 
 def appended(source: str, code: str) -> str:
@@ -83,9 +70,10 @@ SAMPLES = {  # broken, not hostile: graded wherever the grader runs
     "partly_done": {"s1_setup": REFERENCE["s1_setup"], "s2_corpus": edited(
         "s2_corpus", ("_WORD.findall(text.lower())", "_WORD.findall(text)"))},
     "hard_crash": {  # os._exit (flagged: a section never needs it); a segmentation fault
-        "s1_setup": injected("s1_setup", "get_device", "os._exit(3)"),
-        "s2_corpus": injected("s2_corpus", "pad_batch", "np.lib.stride_tricks.as_strided("
-                              "np.zeros(1), shape=(2,), strides=(1 << 40,))[1]")
+        "s1_setup": injected("s1_setup", "None = None) -> torch.device:", "os._exit(3)"),
+        "s2_corpus": injected("s2_corpus", "def pad_batch(sequences: Sequence[Sequence[int]]) "
+                              "-> tuple[torch.Tensor, torch.Tensor]:", "np.lib.stride_tricks."
+                              "as_strided(np.zeros(1), shape=(2,), strides=(1 << 40,))[1]")
         .replace("import torch\n", "import numpy as np\nimport torch\n", 1)},
     "syntax_error": {"s1_setup": edited("s1_setup", ("def set_seed(seed: int) -> None:",
                                                      "def set_seed(seed: int)")),
@@ -98,7 +86,7 @@ SAMPLES = {  # broken, not hostile: graded wherever the grader runs
         "s2_corpus": appended(REFERENCE["s2_corpus"], 'print("x" * (80 << 20))')},
 }
 WAITING = {  # graded in the interrupted run, section 1 only: they wait for a timeout
-    "infinite_loop": {"s1_setup": injected("s1_setup", "set_seed",
+    "infinite_loop": {"s1_setup": injected("s1_setup", "def set_seed(seed: int) -> None:",
                                            "import time\nwhile seed == 7:\n    time.sleep(0.01)")},
     "blocks_the_alarm": {"s1_setup": appended(REFERENCE["s1_setup"], (
         "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
@@ -288,13 +276,10 @@ def work_dir() -> Path:
 @pytest.fixture(scope="session")
 def course(scratch) -> Path:
     """A grading copy of the course: the repository's, and a hidden test of section 2."""
-    folder = scratch / "course"
-    for name, data in sandbox.Pristine().files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(data)
-    with (folder / "tests" / "sections" / "test_s2_corpus.py").open("a") as tests:
+    sandbox.write_tree(scratch / "course", sandbox.Pristine().files)
+    with (scratch / "course" / "tests" / "sections" / "test_s2_corpus.py").open("a") as tests:
         tests.write(HIDDEN_TEST)
-    return folder
+    return scratch / "course"
 
 
 @pytest.fixture(scope="session")
@@ -320,6 +305,9 @@ def class_dir(scratch, handout, work_dir) -> Path:
     (folder / "linked_folder").symlink_to(folder / "reference")
     (folder / "linked_zip").mkdir()
     (folder / "linked_zip" / "submission.zip").symlink_to(folder / "stubs.zip")
+    write_submission(folder / "linked_module", {})
+    (folder / "linked_module" / "exercises" / "s1_setup.py").symlink_to(
+        ROOT / "solutions" / "s1_setup.py")
     for name in ("a/alice", "b/alice", "alice-2", "=HYPERLINK(1)"):
         write_submission(folder / name, {})
     return folder
@@ -327,8 +315,8 @@ def class_dir(scratch, handout, work_dir) -> Path:
 
 HOSTILE = [*hostile_samples({"repo": "", "work": "", "klass": ""})] \
     if ISOLATION != "none" else []
-CLASS = ["reference", "stubs.zip", *SAMPLES, "handout_section_1_done", *HOSTILE,
-         "linked_folder", "linked_zip", "a/alice", "b/alice", "alice-2", "=HYPERLINK(1)"]
+CLASS = ["reference", "stubs.zip", *SAMPLES, "handout_section_1_done", *HOSTILE, "linked_folder",
+         "linked_zip", "linked_module", "a/alice", "b/alice", "alice-2", "=HYPERLINK(1)"]
 
 
 @pytest.fixture(scope="session")
@@ -428,7 +416,7 @@ def test_a_submission_made_from_the_handout_grades_correctly(graded):
 
 
 def test_links_at_the_top_of_a_submission_are_not_followed(graded):
-    for name in ("linked_folder", "linked_zip"):
+    for name in ("linked_folder", "linked_zip", "linked_module"):
         result = graded["by_name"][name]
         assert result["score"] == 0 and "is a link" in result["sections"][0]["reason"], name
 
@@ -436,73 +424,50 @@ def test_links_at_the_top_of_a_submission_are_not_followed(graded):
 # --- the hostile class: held, or flagged with no credit ------------------------------------
 
 
-def held(result: dict, *keys: str) -> None:
-    """Its sections earn nothing, and no test of theirs passes."""
-    for key in keys:
-        found = section(result, key)
-        assert found["score"] == 0 and PASSED not in statuses(found).values(), found["reason"]
+HOSTILE_OUTCOMES = [  # (sample, section, the flags it carries, or None: held, passing no test)
+    ("imports_solutions", "setup", {"forbidden-import"}),
+    ("imports_solutions", "corpus", {"forbidden-import"}),
+    ("monkeypatches", "setup", {"monkeypatch"}),
+    ("monkeypatches", "corpus", {"forbidden-import", "reaches-internals"}),
+    ("forges_in_process", "setup", {"forbidden-import", "monkeypatch"}),
+    # by path, its own inputs, another run's root or module, the work folder, a classmate's
+    ("steals_the_answer_key", "setup", None), ("steals_the_answer_key", "corpus", None),
+    *((name, "setup", {"untrusted-run"}) for name in ("cuts_its_stream", "floods_its_stream",
+                                                      "injects_a_note", "steals_a_key")),
+    # section 2's run signals section 1's reference by locks on a file both runs open
+    ("lock_channel", "setup", None),
+    # section 1's reference and the hidden test by message, print, file and test name
+    *(("exfiltrates", key, None) for key in ("corpus", "bilm", "pretrain")),
+    ("exfiltrates", "extract", {"untrusted-run"}),
+    ("outlives_and_harms", "setup", None), ("hoards_memory", "setup", None),
+]
 
 
 @isolated
-def test_what_the_scan_finds_is_flagged_with_no_credit(graded):
-    by_name = graded["by_name"]
-    for key in ("setup", "corpus"):
-        imports = section(by_name["imports_solutions"], key)
-        assert kinds(imports) == {"forbidden-import"} and imports["score"] == 0
-    assert "monkeypatch" in kinds(section(by_name["monkeypatches"], "setup"))
-    assert {"forbidden-import", "reaches-internals"} <= kinds(section(by_name["monkeypatches"],
-                                                                      "corpus"))
-    assert {"forbidden-import", "monkeypatch"} <= kinds(section(by_name["forges_in_process"],
-                                                                "setup"))
-    for name in ("forges_in_process", "imports_solutions", "monkeypatches"):
-        assert all(s["score"] == 0 for s in by_name[name]["sections"] if s["flags"]), name
+@pytest.mark.parametrize("name, key, flags", HOSTILE_OUTCOMES)
+def test_a_hostile_sample_is_held_or_flagged_with_no_credit(graded, name, key, flags):
+    found = section(graded["by_name"][name], key)
+    assert found["score"] == 0, found["reason"]
+    assert flags <= kinds(found) if flags else PASSED not in statuses(found).values(), found
 
 
 @isolated
-def test_no_way_of_reading_the_answer_key_works(graded):
-    """By path, in the run's own inputs, another run's (its root, its module), the work
-    folder, a classmate's submission: nothing is there to read."""
-    held(graded["by_name"]["steals_the_answer_key"], "setup", "corpus")
-
-
-@isolated
-def test_a_cut_a_flooded_or_a_forged_stream_earns_nothing(graded):
-    by_name = graded["by_name"]
-    for name in ("cuts_its_stream", "floods_its_stream", "injects_a_note", "steals_a_key"):
-        setup = section(by_name[name], "setup")
-        assert "untrusted-run" in kinds(setup) and setup["score"] == 0, (name, setup["reason"])
+def test_no_reference_hidden_test_or_note_reaches_a_report(graded):
+    for where, text in graded["texts"].items():
+        assert REFERENCE_MARK not in text and HIDDEN_MARK not in text, where
     assert "award full marks" not in graded["texts"]["json"]
 
 
 @isolated
-def test_no_channel_between_concurrent_runs(graded):
-    """Section 2's run holds section 1's reference and signals it by locks on a file both
-    runs can open; section 1's run listens: the locks are refused."""
-    held(graded["by_name"]["lock_channel"], "setup")
-
-
-@isolated
-def test_no_reference_or_hidden_test_text_reaches_a_report(graded):
-    """By message, print, file and test name; and what an injected note says."""
-    exfiltrates = graded["by_name"]["exfiltrates"]
-    held(exfiltrates, "corpus", "bilm", "pretrain")
-    assert "untrusted-run" in kinds(section(exfiltrates, "extract"))
-    for where, text in graded["texts"].items():
-        assert REFERENCE_MARK not in text and HIDDEN_MARK not in text, where
-
-
-@isolated
 def test_nothing_outlives_its_run_or_harms_another(graded):
-    held(graded["by_name"]["outlives_and_harms"], "setup")
     alive = [p for p in Path("/proc").glob("[0-9]*/cmdline")
              if b"31.4159" in p.read_bytes()] if Path("/proc/self").exists() else []
     assert alive == []
     for result in graded["json"]["submissions"]:
         assert not any("internal grader error" in s["reason"] for s in result["sections"])
     hoard = section(graded["by_name"]["hoards_memory"], "setup")
-    assert hoard["score"] == 0 and all("PermissionError [errno 1" in t["message"] and
-                                       "`if os.fork() == 0:`" in t["message"]
-                                       for t in hoard["tests"]), "no second process"
+    assert all("PermissionError [errno 1" in t["message"] and "`if os.fork() == 0:`" in
+               t["message"] for t in hoard["tests"]), "no second process"
 
 
 def test_names_that_a_terminal_or_a_spreadsheet_would_obey_are_disarmed(graded):
@@ -543,18 +508,6 @@ def test_the_bundle_holds_what_gradescope_runs_and_grades_from_where_it_unpacks(
           ISOLATION, "--gradescope", str(out), "--work-dir", str(work_dir), cwd=bundle)
     data = json.loads(out.read_text())
     assert data["score"] == 5 == sum(t["score"] for t in data["tests"])
-
-
-def test_gradescope_results_follow_the_specification(graded):
-    for name in ("reference", "partly_done"):
-        data = json.loads(gradescope_report(result_from_dict(graded["by_name"][name]),
-                                            "after_published"))
-        assert data["score"] == sum(t["score"] for t in data["tests"])
-        assert sum(t["max_score"] for t in data["tests"]) == 100 + BONUS_POINTS
-        assert data["visibility"] == "after_published"
-        for test in data["tests"]:
-            assert test["status"] == ("passed" if test["score"] == test["max_score"] else "failed")
-    assert data["score"] == graded["by_name"]["partly_done"]["score"]
 
 
 def test_results_json_is_written_when_the_grader_fails(scratch, class_dir):

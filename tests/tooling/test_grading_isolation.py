@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -92,18 +92,10 @@ def probe(mode: str, work: Path, hidden: list[str], read_only: list[str],
     code = PROBE.replace("{hidden!r}", repr(hidden)).replace("{read_only!r}", repr(read_only))
     code = code.replace("{denied!r}", repr(DENIED))
     box = Sandbox(work, Pristine(), LIMITS, mode, slots=runs)
-    outcomes = [None] * runs
-
-    def run(index: int) -> None:
-        outcomes[index] = box.run_section(SECTIONS[0], code.encode())
-
     try:
-        threads = [threading.Thread(target=run, args=(i,)) for i in range(runs)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        shared = box.cpu_share
+        with ThreadPoolExecutor(runs) as pool:
+            outcomes = list(pool.map(lambda _: box.run_section(SECTIONS[0], code.encode()),
+                                     range(runs)))
     finally:
         box.close()
     facts = []
@@ -111,7 +103,7 @@ def probe(mode: str, work: Path, hidden: list[str], read_only: list[str],
         found = [line for line in outcome.output_tail.splitlines() if "FACTS {" in line]
         assert found, outcome.output_tail[-3000:]
         facts.append(json.loads(found[-1].split("FACTS ", 1)[1]))
-    return facts, shared
+    return facts, box.cpu_share
 
 
 @pytest.mark.skipif(PROBLEM["bwrap"] is not None, reason=f"no bubblewrap: {PROBLEM['bwrap']}")

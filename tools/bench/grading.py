@@ -5,8 +5,8 @@
 1. The sandbox's cost: section 1 of the reference (its quickest run, so the cost shows
    most) graded `--repeats` times in bubblewrap and as many times with no isolation, in
    turns, each mode's server started (and torch imported) beforehand; the cost is the
-   difference of the medians. Starting a section's sandbox is measured apart (`--isolation
-   bwrap` starts one per section graded, once per grading).
+   difference of the medians. Starting a sandbox is measured apart (`--isolation bwrap`
+   starts one per run at once, `--jobs`, once per grading).
 2. A generated class of 30: 10 complete (the reference), 10 partial (sections 1 to k done,
    k = 1..8, the rest the handout's stubs), 5 broken and 5 hostile (samples of
    tests/tooling/test_grading.py, on top of the reference), every module but an untouched
@@ -14,7 +14,7 @@
    command, `--fresh`, in its own work folder (build/bench/grading) after a
    `--prepare-only` there; its wall time and CPU time (every process of it), and the wall
    time of a class of 100 projected from it: the preparation once, the rest (the sections'
-   sandboxes started too) in proportion.
+   sandboxes' start too) in proportion.
 3. What an instructor reads of that class: the class report (`python -m grading.report`) of
    its grades, and the similarity of its submissions (`python -m grading.similarity`, with
    the grades), each one command's wall time.
@@ -55,7 +55,7 @@ HOSTILE = ("steals_the_answer_key", "forges_in_process", "floods_its_stream",
 class GradingBench:
     isolated_s: list[float]  # section 1's run, in bubblewrap, each repeat
     unisolated_s: list[float]  # the same with no isolation
-    start_s: float  # a section's sandbox started: its server imports torch
+    start_s: float  # a sandbox started: its server imports torch
     prepare_s: float  # `--prepare-only`, the cache warm
     class_s: float  # the class of CLASS_SIZE, wall clock
     class_cpu_s: float | None  # and its CPU time, every process of it (where counted)
@@ -103,7 +103,7 @@ def build_class(folder: Path) -> list[Path]:
 
 def sandbox_runs(repeats: int) -> dict[str, list[float]]:
     """Section 1's run time in each isolation, `repeats` times, the two taking turns; and
-    (as "start") the first run in bubblewrap, which starts the section's sandbox."""
+    (as "start") the first run in bubblewrap, which starts the sandbox."""
     source = REFERENCE[SECTIONS[0].module].encode()
     sandboxes = {mode: Sandbox(WORK_DIR / mode, Pristine(), Limits(), mode)
                  for mode in ("none", "bwrap")}
@@ -187,7 +187,7 @@ def describe(bench: GradingBench) -> list[str]:
         f"section 1 of the reference, in bubblewrap:  {median(bench.isolated_s)}",
         f"section 1 of the reference, no isolation:   {median(bench.unisolated_s)}",
         f"the sandbox's cost per run: {bench.sandbox_cost_s:+.3f} s",
-        f"a section's sandbox started (once per section graded): {bench.start_s:.1f} s",
+        f"a sandbox started (once per --jobs): {bench.start_s:.1f} s",
         f"--prepare-only (cache warm): {bench.prepare_s:.1f} s",
         f"a class of {CLASS_SIZE} (10 complete, 10 partial, 5 broken, 5 hostile), --jobs "
         f"{bench.jobs}: {bench.class_s:.1f} s wall"
