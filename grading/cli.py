@@ -1,6 +1,7 @@
 """python -m grading SUBMISSION... [--sections 1,3] [--json F] [--csv F] [--canvas F]
 [--gradescope F] [--jobs N] [--isolation MODE] [--deadline S] [--previous OLD.json
-[--accept-changes]]: grade submissions with the course's own tests and reference.
+[--accept-changes]] [--secret-file FILE]: grade submissions with the course's own tests and
+reference.
 
 A SUBMISSION is a folder holding `exercises/` (or the section modules themselves), or a
 `.zip` of one. Results are kept in the work folder as each submission finishes; the same
@@ -13,6 +14,11 @@ With --previous, a regrade is previewed: the results are compared with that grad
 statuses would change is printed; when any would, nothing is exported and the exit status is
 3 unless --accept-changes is given. The results stay in the work folder, so the same command
 with --accept-changes exports them without grading again.
+
+With --secret-file, the property tests run on hidden examples (`grading.hidden`): more of
+them, drawn from a seed that the file's secret gives each section, so that code fitted to the
+examples the learners see fails; a failing test's message names the example it failed on.
+The secret and the seeds reach no output or report.
 See docs/instructors.md.
 """
 
@@ -27,7 +33,7 @@ from tqdm import tqdm
 
 from course.registry import ROOT, SECTIONS, Section, find_section
 
-from . import regrade, reports
+from . import hidden, regrade, reports
 from .grader import MODES, Grader, GraderError
 from .sandbox import Limits
 from .store import Store, write_atomically
@@ -94,6 +100,11 @@ def parser() -> argparse.ArgumentParser:
                    "and export nothing when anything would (without --accept-changes)")
     p.add_argument("--accept-changes", action="store_true",
                    help="with --previous: export the new results even where they change")
+    p.add_argument("--secret-file", type=Path, metavar="FILE",
+                   help="hidden examples: the term's secret (at least "
+                   f"{hidden.SECRET_MIN_BYTES} bytes) seeds each section's property tests, "
+                   f"which run under hypothesis's {hidden.PROFILE!r} profile; the secret "
+                   "reaches no report (default: the examples the learners see)")
     return p
 
 
@@ -117,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("--gradescope writes the results of exactly one submission")
     if args.accept_changes and not args.previous:
         parser().error("--accept-changes accepts what --previous shows: name a previous file")
+    secret = None
+    if args.secret_file:
+        try:
+            secret = hidden.read_secret(args.secret_file)
+        except (OSError, ValueError) as err:
+            parser().error(f"--secret-file: {err}")
     previous = None
     if args.previous:
         try:
@@ -126,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     error = "it stopped before it wrote any result"
     try:
-        code = grade(args, sections, previous)
+        code = grade(args, sections, previous, secret)
         error = None if code in (0, REFUSED) else "it was interrupted"
         return code
     except GraderError as err:
@@ -141,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             write_atomically(args.gradescope, reports.gradescope_error(error, args.visibility))
 
 
-def grade(args: argparse.Namespace, sections: list[Section], previous: list | None = None) -> int:
+def grade(args: argparse.Namespace, sections: list[Section], previous: list | None = None,
+          secret: bytes | None = None) -> int:
     submissions = [read_submission(path) for path in args.submissions]
     try:
         unique_names(submissions)
@@ -149,9 +167,11 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
         parser().error(str(err))
     limits = Limits(*(getattr(args, name) for name in vars(Limits())))
     grader = Grader(args.work_dir, sections, limits, args.isolation, args.deadline,
-                    args.course.resolve())
+                    args.course.resolve(), secret)
     settings = {"sections": [s.number for s in sections], "limits": vars(limits),
                 "isolation": args.isolation, "settings_key": grader.settings_key}
+    if secret is not None:
+        settings["examples"] = "hidden"
     done: list = []
     bar = tqdm(total=len(submissions) * len(sections), desc="grading", unit="section",
                disable=True if args.quiet else None, file=sys.stderr)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, Section
 
-from . import sandbox
+from . import hidden, sandbox
 from .records import read_stream
 from .sandbox import Limits, Pristine, Sandbox
 from .scan import Flag, scan_files, scan_module
@@ -46,8 +46,9 @@ class Stopped(BaseException):
 class Grader:
     def __init__(self, work_dir: Path, sections: list[Section], limits: Limits | None = None,
                  isolation: str = "bwrap", deadline_s: float | None = None,
-                 course_root: Path = ROOT) -> None:
+                 course_root: Path = ROOT, secret: bytes | None = None) -> None:
         self.work_dir, self.sections = Path(work_dir).resolve(), sections
+        self.secret = secret  # hidden examples (`grading.hidden`) when given
         self.limits, self.isolation, self.deadline_s = limits or Limits(), isolation, deadline_s
         self.course_root, self.pristine = course_root, Pristine(course_root)
         self.sandbox: Sandbox | None = None
@@ -61,7 +62,7 @@ class Grader:
     @property
     def settings_key(self) -> str:
         """Changes whenever a result could: the course's files and the grader's, the sections,
-        the limits and the isolation asked for."""
+        the limits, the isolation asked for and the examples' secret (its digest)."""
         digest = hashlib.sha256()
         own = {f"grading/{p.name}": p.read_bytes() for p in Path(__file__).parent.glob("*.py")}
         for name, data in sorted({**self.pristine.files, **own}.items()):
@@ -69,6 +70,8 @@ class Grader:
         limits = {name: float(value) for name, value in vars(self.limits).items()}
         digest.update(json.dumps([[s.number for s in self.sections], limits,
                                   self.isolation]).encode())
+        if self.secret is not None:
+            digest.update(b"hidden examples\0" + hidden.digest(self.secret).encode())
         return digest.hexdigest()
 
     def choose_isolation(self) -> str:
@@ -109,7 +112,10 @@ class Grader:
             prepared = json.loads(out.read_text())
             self.tests = {int(number): ids for number, ids in prepared["tests"].items()}
             self.sandbox = Sandbox(self.work_dir, self.pristine, self.limits, self.mode,
-                                   self.slots, {n: cache / n for n in prepared["cache_files"]})
+                                   self.slots, {n: cache / n for n in prepared["cache_files"]},
+                                   None if self.secret is None else {
+                                       s.number: hidden.seed(self.secret, s.number)
+                                       for s in self.sections})
         except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as err:
             raise GraderError(f"the grader cannot prepare its runs: {err}\n"
                               + (run.stderr[-3000:] if run else "")) from err
@@ -147,6 +153,8 @@ class Grader:
             if self._stopped.is_set():
                 raise Stopped
             stream = read_stream(outcome.records, outcome.overflowed, nodeids, outcome.status)
+            for test in stream.tests.values():  # examples are told under hidden ones only
+                test["example"] = self._shown(test["example"], section)
             if outcome.error or not (stream.begun or outcome.timed_out):
                 raise RuntimeError(outcome.error or f"the run did not start ({self.mode}): "
                                    + outcome.output_tail[-2000:])
@@ -214,6 +222,16 @@ class Grader:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return [results[i] for i in sorted(results)]
+
+    def _shown(self, example: str, section: Section) -> str:
+        """A failing test's falsifying example as a report may show it: none without a
+        secret (the examples are the learner's own), and never the secret or the seed."""
+        if self.secret is None:
+            return ""
+        for text in (self.secret.decode(errors="replace"),
+                     str(self.sandbox.seeds[section.number])):
+            example = example.replace(text, "<hidden>")
+        return example
 
     def _share_of_time(self) -> float | None:
         """This run's wall-clock limit under the deadline: the time left, shared by the

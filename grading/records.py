@@ -3,7 +3,9 @@ words besides the grader's own copy of the submission's module.
 
 The run's plugin (`grading.zygote.Records`) writes JSON lines to a pipe: `begin` (before any
 of the submission's code runs), a `test` line per test, and `end` with pytest's exit status;
-the grader keeps at most `sandbox.RECORDS_BYTES`. The run is *untrusted* (flagged, no credit)
+the grader keeps at most `sandbox.RECORDS_BYTES`. A test line's one text of the run's own is
+its falsifying example (printable, at most EXAMPLE_CHARS), which the grader shows only when
+it grades with hidden examples (`grading.hidden`). The run is *untrusted* (flagged, no credit)
 when that is not what the plugin writes: more than the bound, a line that is not JSON, of a
 kind or with a field the grader does not know, a test the course does not have or a test
 twice, anything after `end`, a last line cut short, no `end` from a process that exited (pytest
@@ -27,9 +29,10 @@ ERRORS = {name for name, value in vars(builtins).items()
           if isinstance(value, type) and issubclass(value, BaseException)}
 FIELDS = {"begin": {"kind": str},
           "test": {"kind": str, "nodeid": str, "status": str, "error": str,
-                   "line": (int, type(None)), "errno": (int, type(None))},
+                   "line": (int, type(None)), "errno": (int, type(None)), "example": str},
           "end": {"kind": str, "exitstatus": int}}
 BEGIN = b'{"kind": "begin"}\n'
+EXAMPLE_CHARS = 400  # the most of a falsifying example a test's line carries
 
 
 @dataclass
@@ -46,7 +49,9 @@ def _valid(line: object) -> bool:
             and all(isinstance(line[k], t) and not isinstance(line[k], bool)
                     for k, t in fields.items())
             and (line["kind"] != "test" or (line["status"] in STATUSES
-                                            and line["error"] in ERRORS | {""})))
+                                            and line["error"] in ERRORS | {""}
+                                            and len(line["example"]) <= EXAMPLE_CHARS
+                                            and line["example"].isprintable())))
 
 
 def read_stream(data: bytes, overflowed: bool, nodeids: list[str], wait_status: int | None
@@ -95,15 +100,18 @@ def source_line(source: bytes, line: int | None) -> str:
 
 def describe(test: dict, module: str, source: bytes) -> str:
     """A test's message, from its record: `failed: AssertionError in the test's checks`,
-    `error: ModuleNotFoundError at s1_setup.py line 3: `import numpi``."""
+    `error: ModuleNotFoundError at s1_setup.py line 3: `import numpi``, then the falsifying
+    example where the record has one (`; Failing test case: test_x(batch=[[0]])`)."""
     if test["status"] == PASSED:
         return ""
     text = f"{test['status']}: {test['error'] or 'no exception'}"
     if test["errno"] is not None:
         text += f" [errno {test['errno']}: {os.strerror(test['errno'])}]"
     if quoted := source_line(source, test["line"]):
-        return f"{text} at {module} line {test['line']}: `{quoted}`"
-    return text + (" in the test's checks" if test["status"] == FAILED else "")
+        text = f"{text} at {module} line {test['line']}: `{quoted}`"
+    else:
+        text += " in the test's checks" if test["status"] == FAILED else ""
+    return text + (f"; {test['example']}" if test.get("example") else "")
 
 
 def crash_line(output_tail: str, module: str) -> int | None:

@@ -39,8 +39,9 @@ def line(kind: str, **fields) -> bytes:
 
 
 def record(nodeid: str, status: str = PASSED, error: str = "", at: int | None = None,
-         errno: int | None = None, **extra) -> bytes:
-    return line("test", nodeid=nodeid, status=status, error=error, line=at, errno=errno, **extra)
+         errno: int | None = None, example: str = "", **extra) -> bytes:
+    return line("test", nodeid=nodeid, status=status, error=error, line=at, errno=errno,
+                example=example, **extra)
 
 
 def stream(*tests: bytes, end: int | None = 0) -> bytes:
@@ -69,6 +70,10 @@ ALL_PASS = stream(*(record(n) for n in NODEIDS))
     (stream(*(record(n) for n in NODEIDS), end=1), False, EXITED[1], "disagree"),  # patched
     (ALL_PASS + line("end", exitstatus=0), False, EXITED[0], "does not"),  # after its end
     (ALL_PASS + b'{"kind": "te', False, EXITED[0], "cut short"),
+    (stream(record(NODEIDS[0], FAILED, "AssertionError", example="x" * 401), end=1), False,
+     EXITED[1], "does not"),  # a falsifying example past the plugin's bound
+    (stream(record(NODEIDS[0], FAILED, "AssertionError", example="\x1b[2J"), end=1), False,
+     EXITED[1], "does not"),  # one the plugin would have made printable
 ])
 def test_a_stream_that_is_not_the_plugin_s_is_untrusted(data, overflowed, status, why):
     found = read_stream(data, overflowed, NODEIDS, status)
