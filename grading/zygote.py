@@ -97,12 +97,19 @@ def install_filter() -> None:
             raise OSError(ctypes.get_errno(), "prctl: the run's system-call filter")
 
 
-def falsifying_example(error: BaseException) -> str:
-    """What hypothesis noted on `error` of the example that failed, on one line, printable,
-    at most EXAMPLE_CHARS long: "" for a test that is not a property's."""
-    notes = [n for n in getattr(error, "__notes__", None) or () if isinstance(n, str)
-             and n.startswith(EXAMPLE_NOTES)]
-    text = "".join(c if c.isprintable() else "?" for c in " ".join(" ".join(notes).split()))
+def falsifying_example(error: BaseException, fixtures: frozenset[str] = frozenset()) -> str:
+    """What hypothesis noted on `error` of the example that failed, without the arguments
+    that are pytest's `fixtures` (a module, a trained biLM: no part of the example), on one
+    line, printable, at most EXAMPLE_CHARS long: "" for a test that is not a property's."""
+    lines, left_out = [], False
+    for note in getattr(error, "__notes__", None) or ():
+        for line in note.splitlines() if isinstance(note, str) and note.startswith(
+                EXAMPLE_NOTES) else ():
+            if not line.startswith("     "):  # hypothesis: an argument's first line at 4
+                left_out = line.startswith("    ") and line.split("=")[0].strip() in fixtures
+            if not left_out:
+                lines.append(line)
+    text = "".join(c if c.isprintable() else "?" for c in " ".join(" ".join(lines).split()))
     return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS - 3] + "..."
 
 
@@ -145,7 +152,8 @@ class Records:
             "kind": "test", "nodeid": item.nodeid, "status": self.status_of(report, error),
             "error": name, "line": self._line_of(cause) if cause else None,
             "errno": cause.errno if isinstance(getattr(cause, "errno", None), int) else None,
-            "example": falsifying_example(error) if error is not None else ""}
+            "example": falsifying_example(error, frozenset(item.fixturenames))
+            if error is not None else ""}
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
