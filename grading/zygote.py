@@ -109,7 +109,8 @@ def falsifying_example(error: BaseException, fixtures: frozenset[str] = frozense
                 left_out = line.startswith("    ") and line.split("=")[0].strip() in fixtures
             if not left_out:
                 lines.append(line)
-    text = "".join(c if c.isprintable() else "?" for c in " ".join(" ".join(lines).split()))
+    text = " ".join(" ".join(lines).split()).replace("( ", "(").replace(", )", ")")
+    text = "".join(c if c.isprintable() else "?" for c in text)
     return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS - 3] + "..."
 
 

@@ -18,12 +18,17 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course.registry import ROOT, find_section
 from course.results import FAILED, PASSED
-from grading import hidden
+from grading import hidden, records
+from grading.grader import Grader
+from grading.zygote import EXAMPLE_CHARS, falsifying_example
 from tests.tooling.test_grading import ISOLATION, REFERENCE, appended, grade, isolated
 
 SECTIONS = "2,5"
@@ -64,6 +69,39 @@ def test_a_short_secret_is_refused(tmp_path):
     (tmp_path / "short").write_text("tiny\n")
     run = grade(str(tmp_path), "--secret-file", str(tmp_path / "short"), code=2)
     assert "fewer than the 16" in run.stderr and "secrets.token_hex" in run.stderr
+
+
+@settings(database=None, derandomize=True)
+@given(batch=st.lists(st.integers(0, 9), min_size=1), data=st.data())
+def example_property(corpus_module, batch, data):
+    assert sum(batch) + data.draw(st.integers(0, 1)) < 12
+
+
+def test_a_record_s_example_is_hypothesis_s_without_the_fixtures():
+    with pytest.raises(AssertionError) as failed:
+        example_property("a module\n    with=a line that looks like an argument")
+    example = falsifying_example(failed.value, frozenset({"corpus_module"}))
+    assert example.startswith("Failing test case: example_property(batch=[")
+    assert example.isprintable()
+    assert "Draw 1: " in example and "a module" not in example and "with=" not in example
+    assert falsifying_example(AssertionError("not a property's")) == ""
+    long = AssertionError()
+    long.add_note("Failing test case: f(x=" + "\x1b" * 1000 + ")")
+    assert len(falsifying_example(long)) == EXAMPLE_CHARS == records.EXAMPLE_CHARS
+    assert falsifying_example(long).isprintable()
+
+
+def test_the_grader_shows_no_example_without_a_secret_and_never_the_secret_or_seed(tmp_path):
+    section, secret = find_section("corpus"), SECRETS["A"].encode()
+    seed = hidden.seed(secret, section.number)
+    public, hiding = Grader(tmp_path, [section]), Grader(tmp_path, [section], secret=secret)
+    hiding.sandbox = SimpleNamespace(seeds={section.number: seed})
+    assert public._shown("Failing test case: f(x=1)", section) == ""
+    assert hiding._shown("Failing test case: f(x=1)", section) == "Failing test case: f(x=1)"
+    leaked = hiding._shown(f"Failing test case: f(x={seed}, y={SECRETS['A']!r})", section)
+    assert str(seed) not in leaked and SECRETS["A"] not in leaked, leaked
+    assert public.settings_key != hiding.settings_key != Grader(
+        tmp_path, [section], secret=SECRETS["B"].encode()).settings_key
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +210,7 @@ def test_the_tuned_submission_passes_in_public_and_fails_on_hidden_examples(grad
         assert failing == {PAD_TEST} and statuses(found)[PAD_TEST] == FAILED, (key, failing)
         message = next(t["message"] for t in found["tests"] if t["name"] == PAD_TEST)
         assert message.startswith("failed: AssertionError in the test's checks; "), message
-        assert f"Failing test case: {PAD_TEST}( batch=[[" in message, message  # its example
+        assert f"Failing test case: {PAD_TEST}(batch=[[" in message, message  # its example
         assert 0 < found["score"] < found["points"]
         assert result(graded["reports"][key], "tuned", "extract")["status"] == PASSED
 
