@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, Section
+from course.results import NOT_IMPLEMENTED
 
 from . import hidden, sandbox
 from .records import read_stream
@@ -154,7 +155,8 @@ class Grader:
                 raise Stopped
             stream = read_stream(outcome.records, outcome.overflowed, nodeids, outcome.status)
             for test in stream.tests.values():  # examples are told under hidden ones only
-                test["example"] = self._shown(test["example"], section)
+                test["example"] = "" if test["status"] == NOT_IMPLEMENTED else self._shown(
+                    test["example"], section)
             if outcome.error or not (stream.begun or outcome.timed_out):
                 raise RuntimeError(outcome.error or f"the run did not start ({self.mode}): "
                                    + outcome.output_tail[-2000:])

@@ -5,8 +5,8 @@ code fitted to the public examples fails, and says on which example it failed.
 The tuned submission is made here, honestly: the public profile runs section 2's tests on a
 copy of the reference that logs every input of `pad_batch`; the tuned module answers those
 inputs with the reference's output and pads every other batch at the front. A small class
-(the reference and the tuned submission, sections 2 and 5) is graded through the grader's
-real path: in public, under three secrets, and under the first secret again.
+(the reference, the tuned submission and the stubs; sections 2 and 5) is graded through the
+grader's real path: in public, under three secrets, and under the first secret again.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.registry import ROOT, find_section
-from course.results import FAILED, PASSED
+from course.results import FAILED, NOT_IMPLEMENTED, PASSED
 from grading import hidden, records
 from grading.grader import Grader
 from grading.zygote import EXAMPLE_CHARS, falsifying_example
-from tests.tooling.test_grading import ISOLATION, REFERENCE, appended, grade, isolated
+from tests.tooling.test_grading import ISOLATION, REFERENCE, STUBS, appended, grade, isolated
 
 SECTIONS = "2,5"
 SECRETS = {"A": "a9c1-term-secret-of-the-autumn", "B": "b7e2-another-term-secret",
@@ -145,7 +145,16 @@ def reference(folder) -> Path:
 
 
 @pytest.fixture(scope="module")
-def graded(folder, reference, tuned) -> dict:
+def stubs(folder) -> Path:
+    submission = folder / "class" / "stubs"
+    (submission / "exercises").mkdir(parents=True)
+    for module in ("s2_corpus", "s5_extract"):
+        (submission / "exercises" / f"{module}.py").write_text(STUBS[module])
+    return submission
+
+
+@pytest.fixture(scope="module")
+def graded(folder, reference, tuned, stubs) -> dict:
     """Each grading's JSON by name, and every file it wrote with its output, as text."""
     work, out, written = ROOT / "build" / "grading-hidden-tests", folder / "out", {}
     out.mkdir()
@@ -162,7 +171,7 @@ def graded(folder, reference, tuned) -> dict:
                          **{kind: path.read_text() for kind, path in files.items()}}
         return json.loads(files["json"].read_text())
 
-    both = [reference, tuned]
+    both = [reference, tuned, stubs]
     reports = {"A": run("A", both, "--fresh", "--secret-file", str(folder / "A.secret"))}
     reports["A again"] = run("A again", [tuned], "--fresh", "--secret-file",
                              str(folder / "A.secret"), "--gradescope", str(out / "results.json"))
@@ -213,6 +222,13 @@ def test_the_tuned_submission_passes_in_public_and_fails_on_hidden_examples(grad
         assert f"Failing test case: {PAD_TEST}(batch=[[" in message, message  # its example
         assert 0 < found["score"] < found["points"]
         assert result(graded["reports"][key], "tuned", "extract")["status"] == PASSED
+
+
+def test_a_stub_gets_no_example(graded):
+    for section in ("corpus", "extract"):
+        found = result(graded["reports"]["A"], "stubs", section)
+        assert set(statuses(found).values()) == {NOT_IMPLEMENTED}, statuses(found)
+        assert not [t for t in found["tests"] if "Failing test case" in t["message"]]
 
 
 def test_the_same_secret_gives_the_same_verdict(graded):
