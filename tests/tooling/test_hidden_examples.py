@@ -55,6 +55,15 @@ def pad_batch(sequences):
     return ids, lengths
 """
 
+LEAKS_ITS_SEED = """
+_honest_pad_batch = pad_batch
+def pad_batch(sequences):
+    import hypothesis.core
+    failure = AssertionError("the run's seed, carried out in its example")
+    failure.add_note(f"Failing test case: leak(seed={hypothesis.core.global_force_seed})")
+    raise failure
+"""
+
 
 def test_a_seed_is_the_secret_s_and_the_section_s():
     seeds = {(key, n): hidden.seed(s.encode(), n) for key, s in SECRETS.items()
@@ -154,7 +163,17 @@ def stubs(folder) -> Path:
 
 
 @pytest.fixture(scope="module")
-def graded(folder, reference, tuned, stubs) -> dict:
+def leaks_its_seed(folder) -> Path:
+    """A submission that writes its run's seed where hypothesis writes a failing example."""
+    submission = folder / "class" / "leaks_its_seed"
+    (submission / "exercises").mkdir(parents=True)
+    (submission / "exercises" / "s2_corpus.py").write_text(
+        appended(REFERENCE["s2_corpus"], LEAKS_ITS_SEED))
+    return submission
+
+
+@pytest.fixture(scope="module")
+def graded(folder, reference, tuned, stubs, leaks_its_seed) -> dict:
     """Each grading's JSON by name, and every file it wrote with its output, as text."""
     work, out, written = ROOT / "build" / "grading-hidden-tests", folder / "out", {}
     out.mkdir()
@@ -171,7 +190,7 @@ def graded(folder, reference, tuned, stubs) -> dict:
                          **{kind: path.read_text() for kind, path in files.items()}}
         return json.loads(files["json"].read_text())
 
-    both = [reference, tuned, stubs]
+    both = [reference, tuned, stubs, leaks_its_seed]
     reports = {"A": run("A", both, "--fresh", "--secret-file", str(folder / "A.secret"))}
     reports["A again"] = run("A again", [tuned], "--fresh", "--secret-file",
                              str(folder / "A.secret"), "--gradescope", str(out / "results.json"))
@@ -243,6 +262,8 @@ def test_the_same_secret_gives_the_same_verdict(graded):
 
 
 def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(graded):
+    leaked = result(graded["reports"]["A"], "leaks_its_seed", "corpus")
+    assert "Failing test case: leak(seed=<hidden>)" in json.dumps(leaked["tests"]), leaked
     keys = {graded["reports"][key]["settings"]["settings_key"] for key in ("A", "B", "public")}
     assert len(keys) == 3  # the store keeps results apart per secret
     for secret in SECRETS.values():
