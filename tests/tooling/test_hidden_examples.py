@@ -5,8 +5,10 @@ code fitted to the public examples fails, and says on which example it failed.
 The tuned submission is made here, honestly: the public profile runs section 2's tests on a
 copy of the reference that logs every input of `pad_batch`; the tuned module answers those
 inputs with the reference's output and pads every other batch at the front. A small class
-(the reference, the tuned submission and the stubs; sections 2 and 5) is graded through the
-grader's real path: in public, under three secrets, and under the first secret again.
+(the reference, the tuned submission, the stubs, and a submission that writes its run's seed
+where a failing example goes; sections 2 and 5) is graded through the grader's real path: in
+public, under three secrets, and under the first secret again. Every file the gradings write
+is searched for the secrets and the seeds.
 """
 
 from __future__ import annotations
