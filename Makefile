@@ -33,7 +33,11 @@ lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh enviro
 
 # `make check` is the repository's own test command; each block below adds its part to it.
 # The parts run two at a time, each one's output kept together: most of them are one process
-# on one core. The tooling tests read what solutions/ scored in this run of test-solutions.
+# on one core. The tooling tests read what solutions/ scored in this run of test-solutions;
+# they are the longest part, so they run in TOOLING_JOBS processes (pytest-xdist), a test
+# file to a process, so that each file's fixtures (a graded class, an executed notebook) are
+# made once.
+TOOLING_JOBS ?= 2
 .PHONY: check-parts check-tooling
 check: system-packages ## everything CI runs
 	@$(MAKE) --no-print-directory -j2 --output-sync=target check-parts
@@ -41,7 +45,7 @@ check: system-packages ## everything CI runs
 check-parts: lint check-tooling
 
 check-tooling: test-solutions
-	$(PYTEST) tests/tooling
+	$(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile
 
 # --- exercises ---------------------------------------------------------------------------
 .PHONY: exercises check-exercises
@@ -95,6 +99,15 @@ CLASS_REPORT_DIR ?= build/class-report
 class-report: $(STAMP) ## the class report of GRADES=<grades.json> (python -m grading --json) in build/class-report/ (CLASS_REPORT_DIR=)
 	@test -n "$(GRADES)" || { echo "name the grades file: make class-report GRADES=build/grades.json"; exit 2; }
 	$(PY) -m grading.report "$(GRADES)" --out $(CLASS_REPORT_DIR)
+
+# What the submissions of a class share (grading/similarity.py): instructors only, offline;
+# nothing of a submission is run.
+.PHONY: similarity
+SIMILARITY_DIR ?= build/similarity
+
+similarity: $(STAMP) ## what the submissions in SUBMISSIONS=<folder> share, and with GRADES=<grades.json> their rare wrong outputs, in build/similarity/ (SIMILARITY_DIR=)
+	@test -n "$(SUBMISSIONS)" || { echo "name the submissions' folder: make similarity SUBMISSIONS=submissions [GRADES=build/grades.json]"; exit 2; }
+	$(PY) -m grading.similarity "$(SUBMISSIONS)" $(if $(GRADES),--grades "$(GRADES)") --out $(SIMILARITY_DIR)
 
 # The class report of a generated class (tools/class_example.py: grades made from the
 # catalogue's signatures, nothing run), and its figure in docs/instructors.md.

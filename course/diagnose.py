@@ -10,10 +10,16 @@ transform is tried on the expected tensor and named only when the result matches
 learner's within the same tolerance as the test's own comparison: never one that is merely
 closer. Where none matches, the message gives the largest difference and where it is, not
 a dump of the tensors.
+
+The AssertionError carries `output_digest`, a fingerprint of what the learner's code
+computed (its shape and its values to the test's tolerance): the grader keeps it in the
+instructors' results, where two submissions with the same wrong output on a test's fixed
+inputs show it (`grading.similarity`). It holds nothing of the expected tensor.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import torch
@@ -120,6 +126,19 @@ def difference(found: torch.Tensor, expected: torch.Tensor) -> str:
             f"{int((gap > 0).sum())} of {gap.numel()} values differ")
 
 
+DIGEST_LENGTH = 16  # hex digits of a wrong output's fingerprint
+
+
+def output_digest(found: torch.Tensor, atol: float = 1e-5) -> str:
+    """The first DIGEST_LENGTH hex digits of SHA-256 of `found`'s shape and its values in
+    steps of `atol`: the same wrong output gives the same digest, and mostly also when it
+    was computed in another order (a value near a step's edge may fall either side)."""
+    values = found.detach().double().cpu()
+    steps = torch.round(values / atol).nan_to_num(nan=0.5, posinf=0.25, neginf=-0.25)
+    return hashlib.sha256(repr(tuple(values.shape)).encode() + steps.numpy().tobytes()
+                          ).hexdigest()[:DIGEST_LENGTH]
+
+
 def assert_close(found: torch.Tensor, expected: torch.Tensor, what: str, time_dim: int = 0,
                  atol: float = 1e-5, rtol: float = 1e-4, hint: str = "") -> None:
     """Raise AssertionError, in the course's terms, unless `found` is `expected` within
@@ -137,4 +156,6 @@ def assert_close(found: torch.Tensor, expected: torch.Tensor, what: str, time_di
     if hint:
         parts.append(hint)
     parts.append(difference(found_t, expected_t))
-    raise AssertionError(": ".join(parts[:2]) + "".join(f"; {p}" for p in parts[2:]))
+    error = AssertionError(": ".join(parts[:2]) + "".join(f"; {p}" for p in parts[2:]))
+    error.output_digest = output_digest(found_t, atol)  # for the instructors' results
+    raise error

@@ -18,13 +18,17 @@ TEST_PATHS := $(or $(SECTION_TESTS),tests/sections)
 # section's last result and the hints shown (`course.state`), never in the submission.
 RESULTS ?= build/results.json
 STATE ?= $(dir $(RESULTS))progress.json
+# What each section that passed shows of the learner's own ELMo: written by the test run,
+# which has torch and the sections loaded already, and printed by the progress table.
+YOUR_ELMO ?= $(dir $(RESULTS))your-elmo-lines.json
 # pytest loads the plugins that the section tests use and no other: a plugin that another
 # package registers (anyio's) would cost every run its imports. PYTEST_ARGS adds options
 # (PYTEST_ARGS=-x stops at the first failure, PYTEST_ARGS=--tb=long shows long tracebacks).
 PYTEST_ARGS ?=
 LEARNER_TESTS = PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p hypothesispytest -p timeout \
-  $(TEST_PATHS) --impl $(ELMO_IMPL) $(SECTION_ARG) --results-json $(RESULTS) $(PYTEST_ARGS)
-PROGRESS = $(PY) -m course.progress --impl $(ELMO_IMPL) --state $(STATE)
+  $(TEST_PATHS) --impl $(ELMO_IMPL) $(SECTION_ARG) --results-json $(RESULTS) \
+  --your-elmo $(YOUR_ELMO) $(PYTEST_ARGS)
+PROGRESS = $(PY) -m course.progress --impl $(ELMO_IMPL) --state $(STATE) --your-elmo $(YOUR_ELMO)
 
 .DEFAULT_GOAL := help
 .PHONY: help install test grade progress hint watch run-notebooks replicate-real submission

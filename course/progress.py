@@ -2,6 +2,7 @@
 hints used, and the next step.
 
     python -m course.progress [build/results.json] [--impl exercises] [--state FILE]
+                              [--your-elmo FILE]
 
 It reads the records that `course.results` wrote for the run that just ended and keeps them
 in the learner's state (`course.state`, `build/progress.json`) in place of the earlier
@@ -15,8 +16,8 @@ A section earns its points (from `course.toml`) in proportion to the tests it pa
 the 100. The next step is the first section, in course order, that is not done: its hint
 from the registry, and its first test that does not pass (or the command that runs it).
 
-After the table and the next step, each section that passed in this run may show a few lines
-of its own (`AFTER_PASS`, below).
+After the table and the next step, each section that passed in this run shows a few lines of
+what the learner's own ELMo computes, as the run wrote them (`--your-elmo`, below).
 """
 
 from __future__ import annotations
@@ -26,11 +27,10 @@ import datetime
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .registry import MAX_POINTS, RESULTS_FILE, ROOT, SECTIONS, Section, shown
+from .registry import MAX_POINTS, RESULTS_FILE, ROOT, SECTIONS, YOUR_ELMO_FILE, Section, shown
 from .state import STATE_FILE, SectionRun, State, module_digest
 
 # The outcomes a record's "status" takes (`course.results` writes them; it imports them
@@ -205,37 +205,43 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
 
 # --- what a passed section shows -----------------------------------------------------------
 # After the table and the next step, each section that passed in the run just recorded shows
-# the lines of its entry here, if it has one: what the learner's own code computes (its
-# biLM's loss against the entropy floor, the context gap per layer, ...). An entry maps a
-# section's name to a function of (its SectionProgress, the implementation's folder) that
-# returns a few lines; it must be quick (a few seconds at most) and never raise for a
-# learner's code: what it cannot compute it leaves out.
-AfterPass = Callable[[SectionProgress, Path], list[str]]
-AFTER_PASS: dict[str, AfterPass] = {}
+# the lines that the run wrote for it (`course.your_elmo`, the tests' `--your-elmo FILE`):
+# what the learner's own code computes (its biLM's loss against the entropy floor, the
+# context gap per layer, ...). They are read from that file, so that this table never needs
+# torch.
 
 
-def after_pass(progress: list[SectionProgress], ran: list[int], impl_dir: Path) -> list[str]:
-    """The lines of `AFTER_PASS` for each section of `ran` that is done, in course order."""
+def read_shown(path: Path | None, ran_at: str) -> dict[int, list[str]]:
+    """{section number: lines} from the file that the run which began at `ran_at` wrote;
+    nothing if it is missing, unreadable, or another run's."""
+    try:
+        found = json.loads(path.read_text()) if path is not None else {}
+        if found.get("ran_at") != ran_at:
+            return {}
+        return {int(number): [str(line) for line in lines]
+                for number, lines in found["sections"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def after_pass(progress: list[SectionProgress], ran: list[int],
+               shown: dict[int, list[str]]) -> list[str]:
+    """The lines of `shown` for each section of `ran` that is done, in course order."""
     lines = []
     for p in progress:
-        show = AFTER_PASS.get(p.section.name)
-        if show is None or p.section.number not in ran or not p.done:
-            continue
-        try:
-            shown_lines = show(p, impl_dir)
-        except Exception as err:  # never let a summary hide the table
-            shown_lines = [f"(could not show it: {type(err).__name__}: {err})"]
-        if shown_lines:
-            lines += ["", f"Your ELMo, section {p.section.number} ({p.section.name}):",
-                      *(f"  {line}" for line in shown_lines)]
+        number = p.section.number
+        if number in ran and p.done and shown.get(number):
+            lines += ["", f"Your ELMo, section {number} ({p.section.name}):",
+                      *(f"  {line}" for line in shown[number])]
     return lines
 
 
 def render(progress: list[SectionProgress], impl_dir: Path, ran: list[int] = (),
-           now: datetime.datetime | None = None) -> str:
+           now: datetime.datetime | None = None,
+           shown: dict[int, list[str]] | None = None) -> str:
     """The whole output: the table, the next step, then what passed sections show."""
     return "\n".join([table(progress, now), "", next_step(progress, impl_dir),
-                      *after_pass(progress, list(ran), impl_dir)])
+                      *after_pass(progress, list(ran), shown or {})])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,10 +254,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="the implementation that was tested (default: exercises)")
     parser.add_argument("--state", type=Path, default=STATE_FILE,
                         help=f"the learner's state (default: {shown(STATE_FILE)})")
+    parser.add_argument("--your-elmo", type=Path, default=YOUR_ELMO_FILE,
+                        help="what the run's passed sections showed, as the tests' "
+                             f"`--your-elmo` wrote it (default: {shown(YOUR_ELMO_FILE)})")
     args = parser.parse_args(argv)
     impl_dir = args.impl if args.impl.is_absolute() else (ROOT / args.impl)
     state_path = args.state if args.state.is_absolute() else (ROOT / args.state)
-    state, ran = State.load(state_path), []
+    state, ran, ran_at = State.load(state_path), [], ""
     if args.results is not None:
         try:
             records = json.loads(args.results.read_text())
@@ -263,15 +272,13 @@ def main(argv: list[str] | None = None) -> int:
                 record["module_digest"] = module_digest(
                     impl_dir / SECTIONS[record["section"] - 1].file_name)
         ran = state.record_run(records, impl_dir)
+        ran_at = next((r.get("ran_at") for r in records if isinstance(r, dict)), "")
         state.save()
-    from . import your_elmo  # noqa: F401  (fills AFTER_PASS; it imports torch, so only here)
-    print(f"\n{render(from_state(state, impl_dir), impl_dir, ran)}")
+    your_elmo = args.your_elmo if args.your_elmo.is_absolute() else (ROOT / args.your_elmo)
+    shown_lines = read_shown(your_elmo, ran_at) if ran else {}
+    print(f"\n{render(from_state(state, impl_dir), impl_dir, ran, shown=shown_lines)}")
     return 0
 
 
 if __name__ == "__main__":
-    # Run as `course.progress`, the module that `your_elmo` fills AFTER_PASS of, not as
-    # `__main__`, a second copy whose AFTER_PASS would stay empty.
-    from course import progress
-
-    sys.exit(progress.main())
+    sys.exit(main())

@@ -24,6 +24,7 @@ NOTEBOOKS_DIR = ROOT / "notebooks"
 BUILD_DIR = ROOT / "build"
 CACHE_DIR = BUILD_DIR / "cache"  # pre-trained biLMs (`course.pretrained`)
 RESULTS_FILE = BUILD_DIR / "results.json"  # what `make test` recorded (`course.results`)
+YOUR_ELMO_FILE = BUILD_DIR / "your-elmo-lines.json"  # its passed sections shown (`your_elmo`)
 
 # The files of the learner runtime, as globs relative to the repository: what the handout
 # ships and what every grading run is given, besides the implementation under test.

@@ -11,6 +11,10 @@ SHA-256 of the bytes of the section's module under test as the run found them (N
 the recorder is not told the implementation's folder). A test fails as "not implemented"
 when a stub's NotImplementedError is anywhere in its exception chain, so an unfinished
 section never reads as a wrong answer.
+
+With `--your-elmo FILE` as well (a learner's `make test`), the run ends by writing to FILE
+what each section that passed shows of the implementation's own ELMo (`course.your_elmo`),
+for the progress table to print.
 """
 
 from __future__ import annotations
@@ -77,8 +81,9 @@ def module_digests(impl_dir: Path) -> dict[int, str]:
 
 
 class Recorder:
-    def __init__(self, path: Path, impl_dir: Path | None = None) -> None:
-        self.path, self.impl_dir = path, impl_dir
+    def __init__(self, path: Path, impl_dir: Path | None = None,
+                 your_elmo_file: Path | None = None) -> None:
+        self.path, self.impl_dir, self.your_elmo_file = path, impl_dir, your_elmo_file
         self.records: dict[str, dict] = {}
         self.ran_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         self.digests: dict[int, str] = {}
@@ -118,17 +123,35 @@ class Recorder:
     def pytest_sessionfinish(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(list(self.records.values()), indent=1))
+        if self.your_elmo_file is not None and self.impl_dir is not None:
+            # Here, in the process that has torch, the sections and their trained biLM
+            # loaded already, not in the progress table's own (a second torch start-up).
+            from . import your_elmo  # the analyses: only for a run that asks for them
+            your_elmo.write(self.your_elmo_file, self.ran_at, self.passed_sections(),
+                            self.impl_dir)
+
+    def passed_sections(self) -> list[int]:
+        """The sections of which this run ran tests, every one passing, in course order."""
+        statuses: dict[int, set[str]] = {}
+        for record in self.records.values():
+            statuses.setdefault(record["section"], set()).add(record["status"])
+        return [s.number for s in SECTIONS if statuses.get(s.number) == {PASSED}]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--results-json", default=None, help="write each test's outcome here")
+    parser.addoption("--your-elmo", default=None,
+                     help="with --results-json: write here what each section that passes "
+                          "shows of the implementation's own ELMo (course.your_elmo)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--results-json")
     if path:
-        config.pluginmanager.register(Recorder(Path(path), _impl_dir(config)),
-                                      "course-results-recorder")
+        your_elmo = config.getoption("--your-elmo")
+        config.pluginmanager.register(
+            Recorder(Path(path), _impl_dir(config), Path(your_elmo) if your_elmo else None),
+            "course-results-recorder")
 
 
 def _impl_dir(config: pytest.Config) -> Path | None:

@@ -2,6 +2,9 @@
 own code computes, read against a baseline, the reference's numbers and, for what the layers
 know, an untrained biLM of the same shape (what the architecture gives before any training).
 
+The test run computes them as it ends (`course.results`, `--your-elmo FILE`: `write`), in
+the process that has torch and the sections loaded already; the progress table prints them.
+
 Each reading reuses what the tests already made: the biLM pre-trained with your sections
 (`course.pretrained`, cached on disk) and the untrained biLM it started from. What takes
 more than a moment (section 7's probes) is cached in build/your-elmo/, keyed by your
@@ -12,16 +15,17 @@ are means over the course's seeds (`course.reference_targets.NUMBERS`); yours ar
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
-from . import analysis, experiments, progress
+from . import analysis, experiments
 from .corpus import CORPUS, HELDOUT, HELDOUT_LABELS
 from .harness import Harness, Sections, sources_key
 from .pretrained import pretrained
-from .registry import BUILD_DIR, SECTIONS, find_section
+from .registry import BUILD_DIR, SECTIONS, Section, find_section
 
 CACHE = BUILD_DIR / "your-elmo"
 TASKS = {"word class": "word_class", "word sense": "word_sense"}
@@ -47,7 +51,9 @@ def _cached(name: str, sections: Sections, used: list[str], compute: Callable[[]
         return json.loads(path.read_text())
     found = compute()
     CACHE.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(found))
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    partial.write_text(json.dumps(found))
+    partial.replace(path)  # atomic: a run at the same time never reads half a file
     return found
 
 
@@ -159,11 +165,24 @@ SHOWN: dict[str, Callable[[Sections], list[str]]] = {
     "context": context, "layer_weights": layer_weights, "char_encoder": char_encoder}
 
 
-def show(section_progress: progress.SectionProgress, impl_dir: Path) -> list[str]:
-    """`progress.AFTER_PASS`'s lines for a passed section of `impl_dir`."""
-    section = section_progress.section
+def show(section: Section, impl_dir: Path) -> list[str]:
+    """The lines that `section` of `impl_dir` shows when it passes, with its notebook."""
     return [*SHOWN[section.name](Harness(impl_dir).sections(section)),
             f"the section's notebook shows more: notebooks/{section.notebook}"]
 
 
-progress.AFTER_PASS.update(dict.fromkeys(SHOWN, show))
+def write(path: Path, ran_at: str, passed: list[int], impl_dir: Path) -> None:
+    """Write to `path` the lines of each section of `passed` that has some (`show`), as
+    {"ran_at": the run's start, "sections": {number: lines}}. A section whose lines cannot
+    be computed says why: a learner's code that passes its tests never breaks the run."""
+    shown = {}
+    for number in passed:
+        section = SECTIONS[number - 1]
+        if section.name not in SHOWN:
+            continue
+        try:
+            shown[number] = show(section, impl_dir)
+        except Exception as err:  # noqa: BLE001 (whatever the learner's code raises)
+            shown[number] = [f"(could not show it: {type(err).__name__}: {err})"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"ran_at": ran_at, "sections": shown}, indent=1))

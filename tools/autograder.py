@@ -24,6 +24,9 @@ from grading.sandbox import Pristine
 
 TEMPLATES = Path(__file__).parent / "gradescope"
 DEFAULT_OUT = BUILD_DIR / "autograder.zip"
+# What an instructor runs on a class's submissions offline, with the maintainers' tools: not
+# what Gradescope runs on one.
+INSTRUCTOR_ONLY = {"similarity.py"}
 LOCK = "requirements/learner.lock"  # what every learner installs, and so every grading run
 EXECUTABLE = 0o755
 # A fixed date for every entry: the same sources always give the same bytes.
@@ -40,7 +43,8 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, mode: int = 0o644) ->
 def build(out: Path = DEFAULT_OUT, root: Path = ROOT) -> list[str]:
     """Write the bundle to `out`; the names it holds."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    grader = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.glob("grading/*.py"))}
+    grader = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.glob("grading/*.py"))
+              if p.name not in INSTRUCTOR_ONLY}
     files = {**Pristine(root).files, **grader, LOCK: (root / LOCK).read_bytes()}
     with zipfile.ZipFile(out, "w") as archive:
         for script in ("setup.sh", "run_autograder"):

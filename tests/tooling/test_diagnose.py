@@ -6,7 +6,7 @@ import warnings
 import pytest
 import torch
 
-from course.diagnose import assert_close, diagnose
+from course.diagnose import DIGEST_LENGTH, assert_close, diagnose
 
 torch.manual_seed(0)
 STATES = torch.randn(7, 3, 8)  # (T, B, 2 * hidden): forward half, then backward half
@@ -88,3 +88,20 @@ def test_a_scalar_names_only_a_usual_factor():
     loss = torch.tensor(3.2)
     assert diagnose(0.8 * loss, loss) is None
     assert "times 2" in diagnose(2 * loss, loss)
+
+
+def test_a_mismatch_fingerprints_the_wrong_output_and_nothing_of_the_expected():
+    """The same wrong tensor gives the same digest, another wrong one another, and the
+    expected tensor does not enter it."""
+    def digest(found, expected):
+        with pytest.raises(AssertionError) as raised:
+            assert_close(found, expected, "the states")
+        return raised.value.output_digest
+
+    wrong = STATES * 3
+    first = digest(wrong, STATES)
+    assert len(first) == DIGEST_LENGTH and int(first, 16) >= 0
+    assert digest(wrong.clone(), STATES) == first  # the same output, made again
+    assert digest(wrong, STATES + 1) == first  # another expected tensor: the same digest
+    assert digest(wrong[..., :4], STATES) != first  # another output
+    assert digest(STATES * 2, STATES) != first

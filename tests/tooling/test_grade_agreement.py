@@ -107,7 +107,8 @@ def classroom_runners(folder: Path) -> dict[int, tuple[float, float]]:
 @pytest.fixture(scope="module")
 def grades(submissions, tmp_path_factory) -> dict[str, dict]:
     out = tmp_path_factory.mktemp("grades")
-    work = ROOT / "build" / "grading-tests"  # test_grading's: the reference's cache kept
+    # Its own, kept between sessions: test_grading's may be in use by another process.
+    work = ROOT / "build" / "grade-agreement-tests"
     common = ["--sections", ",".join(str(s.number) for s in SECTIONS_GRADED), "--isolation",
               ISOLATION, "--work-dir", str(work), "--quiet"]
 

@@ -5,6 +5,7 @@ hints used; "Next" is the first section not done, in course order."""
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import shutil
 import subprocess
@@ -116,22 +117,29 @@ def test_the_time_since_a_run_reads_as_a_learner_says_it():
     assert ago("", NOW) == "-" and ago("never", NOW) == "-"
 
 
-def test_a_passed_section_of_this_run_may_show_lines_of_its_own(impl, tmp_path, monkeypatch):
-    """The hook for what the learner's own code computes: AFTER_PASS's lines, after the table
-    and the next step, for each section that passed in this run, and only those."""
+def test_a_passed_section_of_this_run_shows_the_lines_its_run_wrote(impl, tmp_path):
+    """What the learner's own code computes comes after the table and the next step, for
+    each section that passed in this run, and only those; the lines are the run's own."""
     state = State(tmp_path / "progress.json")
     state.record_run(records(1, [PASSED], impl), impl)
     state.record_run(records(2, [PASSED], impl), impl)
     state.record_run(records(3, ["failed"], impl), impl)
-    shown = {"setup": lambda p, d: [f"your seed: {p.passed} test"],
-             "corpus": lambda p, d: ["not this run"],
-             "bilm": lambda p, d: ["not passed"]}
-    monkeypatch.setattr(progress, "AFTER_PASS", shown)
-    text = render(from_state(state, impl), impl, ran=[1, 3], now=NOW)
+    shown = {1: ["your seed: 1 test"], 2: ["not this run"], 3: ["not passed"]}
+    text = render(from_state(state, impl), impl, ran=[1, 3], now=NOW, shown=shown)
     assert text.endswith("Your ELMo, section 1 (setup):\n  your seed: 1 test"), text[-300:]
     assert "not this run" not in text and "not passed" not in text
-    monkeypatch.setattr(progress, "AFTER_PASS", {"setup": lambda p, d: 1 / 0})
-    assert "could not show it: ZeroDivisionError" in render(from_state(state, impl), impl, [1])
+
+
+def test_only_the_lines_of_the_run_just_recorded_are_read(tmp_path):
+    path = tmp_path / "your-elmo.json"
+    path.write_text(json.dumps({"ran_at": "2026-12-03T18:00:00+00:00",
+                                "sections": {"2": ["your vocabulary: 30 entries"]}}))
+    assert progress.read_shown(path, "2026-12-03T18:00:00+00:00") == {
+        2: ["your vocabulary: 30 entries"]}
+    assert progress.read_shown(path, "2026-12-03T17:00:00+00:00") == {}  # an older run's
+    path.write_text("{not json")
+    assert progress.read_shown(path, "2026-12-03T18:00:00+00:00") == {}
+    assert progress.read_shown(tmp_path / "missing.json", "") == {}
 
 
 def test_make_test_section_collects_only_that_sections_file():

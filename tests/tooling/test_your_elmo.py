@@ -2,13 +2,14 @@
 reference: every section with something to show says it against a baseline, and whatever a
 layer is said to know, against the untrained biLM of the same shape."""
 
+import json
 import os
 import subprocess
 import sys
 
 import pytest
 
-from course import progress, your_elmo
+from course import your_elmo
 from course.harness import Harness
 from course.registry import REFERENCE_DIR, ROOT, SECTIONS, find_section
 
@@ -21,14 +22,12 @@ AGAINST = {"corpus": ["<unk>"], "bilm": ["forward", "backward"],
 
 def test_every_section_but_the_first_shows_something():
     assert set(your_elmo.SHOWN) == {s.name for s in SECTIONS[1:]} == set(AGAINST)
-    assert all(progress.AFTER_PASS[name] is your_elmo.show for name in AGAINST)
 
 
 @pytest.mark.parametrize("name", list(AGAINST))
 def test_a_reading_says_what_it_is_read_against(name):
     section = find_section(name)
-    done = progress.SectionProgress(section, ())
-    lines = your_elmo.show(done, REFERENCE_DIR)
+    lines = your_elmo.show(section, REFERENCE_DIR)
     text = "\n".join(lines)
     missing = [word for word in AGAINST[name] if word not in text]
     assert not missing, f"section {name}'s lines lack {missing}:\n{text}"
@@ -46,17 +45,36 @@ def test_the_context_reading_puts_pre_training_above_the_untrained_biLM():
 
 
 def test_make_test_shows_it_after_a_passing_section(tmp_path):
-    """What `make test SECTION=2` runs: the tests with `--results-json`, then `python -m
-    course.progress`, whose output ends with the section's lines."""
-    results = tmp_path / "results.json"
+    """What `make test SECTION=2` runs: the tests with `--results-json` and `--your-elmo`,
+    which write the section's lines as the run ends, then `python -m course.progress`, whose
+    output ends with them. The progress table itself never imports torch."""
+    results, shown_file = tmp_path / "results.json", tmp_path / "your-elmo.json"
     env = {k: v for k, v in os.environ.items() if k not in ("SECTION", "ELMO_IMPL")}
     tests = subprocess.run([sys.executable, "-m", "pytest", "tests/sections", "--section", "2",
-                            "--impl", "solutions", "--results-json", str(results), "-q",
-                            "-p", "no:cacheprovider"],
+                            "--impl", "solutions", "--results-json", str(results),
+                            "--your-elmo", str(shown_file), "-q", "-p", "no:cacheprovider"],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert tests.returncode == 0, tests.stdout[-2000:]
-    shown = subprocess.run([sys.executable, "-m", "course.progress", str(results), "--impl",
-                            "solutions", "--state", str(tmp_path / "progress.json")],
+    assert set(json.loads(shown_file.read_text())["sections"]) == {"2"}
+    table = ("import sys; from course import progress; code = progress.main(sys.argv[1:]); "
+             "assert 'torch' not in sys.modules, 'the table imported torch'; sys.exit(code)")
+    shown = subprocess.run([sys.executable, "-c", table, str(results), "--impl",
+                            "solutions", "--state", str(tmp_path / "progress.json"),
+                            "--your-elmo", str(shown_file)],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert "Your ELMo, section 2 (corpus):" in shown.stdout, shown.stdout[-2000:]
+
+
+def test_a_section_whose_lines_cannot_be_computed_says_so(tmp_path, monkeypatch):
+    """Whatever a learner's passing code raises while its lines are computed, the run still
+    writes the file, with the reason in place of the lines; a failing section has none."""
+    def broken(sections):
+        raise ValueError("no biLM")
+
+    monkeypatch.setitem(your_elmo.SHOWN, "corpus", broken)
+    path = tmp_path / "your-elmo.json"
+    your_elmo.write(path, "2026-12-04T12:00:00+00:00", [1, 2], REFERENCE_DIR)
+    found = json.loads(path.read_text())
+    assert found == {"ran_at": "2026-12-04T12:00:00+00:00",
+                     "sections": {"2": ["(could not show it: ValueError: no biLM)"]}}

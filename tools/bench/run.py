@@ -144,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
         collection = test_loop.measure_collection()
         report("3. the test loop", test_loop.describe(loop) + [
             "peak RSS: the largest single process of the command's tree"]
+            + test_loop.describe_floor(test_loop.measure_floor())
             + test_loop.describe_collection(collection))
     found = goals(target, check, loop)
     if not args.no_grading:  # 4. grading: its own goals, beside the others

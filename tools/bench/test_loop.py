@@ -3,8 +3,10 @@ reference, and of `make check`, each against its goal.
 
 `make test-solutions` runs twice: first with an empty cache of pre-trained biLMs (a learner's
 first run, or the first after changing sections 1-4, which trains one), then with that cache
-warm. Then, warm, what a learner runs: `make test SECTION=n` for every section (goal: at
-most SECTION_SECONDS each) and `make test` (at most ALL_SECONDS). `make check` runs once,
+warm. A first `make test` fills what the passed sections' summaries cache (section 8's
+character biLM, section 7's probes). Then, warm, what a learner runs: `make test SECTION=n`
+for every section (goal: at most SECTION_SECONDS each) and `make test` (at most
+ALL_SECONDS). `make check` runs once,
 with the repository's own cache as it is (at most CHECK_SECONDS).
 
 Peak memory is the largest resident set of any one process of the command's tree (the
@@ -12,6 +14,12 @@ Peak memory is the largest resident set of any one process of the command's tree
 shows it), not the sum over processes running at once. CPU time is the tree's user and
 system time: the tests run on one torch thread, so on an idle machine the wall time is
 about the CPU time, and on a busy one the CPU time is what the command itself cost.
+
+Floor: what any run costs before its first test, the median of COLLECT_REPEATS starts of
+the python that runs the tests: importing torch, pytest and hypothesis (the start-up that the
+goal counts as its floor), and that plus `torch._dynamo`, which torch imports on the first
+optimizer made (`Optimizer.add_param_group`) and the first operation on the meta device that
+the device tests use: sections 3, 4, 7 and 8 pay it once per run.
 
 Collection: what pytest costs before the first test runs, `--collect-only`, for every
 section, the median of COLLECT_REPEATS runs of each of two commands: the one that `make test
@@ -89,6 +97,10 @@ def measure(include_check: bool = True) -> list[CommandRun]:
                                  cached, COLD_SECONDS))
         runs.append(run_measured("test-solutions (warm cache)", ["make", "test-solutions"],
                                  cached, ALL_SECONDS))
+        # What a passed section shows computes once what it caches (section 8's character
+        # biLM, section 7's probes); a learner's warm run finds it done.
+        runs.append(run_measured("test (first, caches filled)", learner, cached,
+                                 COLD_SECONDS))
         for section in SECTIONS:
             runs.append(run_measured(f"test SECTION={section.number} (warm)",
                                      [*learner, f"SECTION={section.number}"], cached,
@@ -107,6 +119,25 @@ def describe(runs: list[CommandRun]) -> list[str]:
                      f"{run.cpu_seconds:.1f} s)  peak RSS "
                      f"{run.peak_rss_mib:6.0f} MiB  {status}; log {run.log.relative_to(ROOT)}")
     return lines
+
+
+# --- floor ---------------------------------------------------------------------------
+FLOORS = {"torch + pytest + hypothesis": "import torch, pytest, hypothesis",
+          "... + torch._dynamo (an optimizer, a meta tensor)":
+              "import torch, pytest, hypothesis, torch._dynamo"}
+
+
+def measure_floor(repeats: int = COLLECT_REPEATS) -> dict[str, float]:
+    """{what is imported: median wall seconds of a python that imports it and exits}."""
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED_FROM_MAKE}
+    return {label: statistics.median(
+        run_measured(f"floor {label}", [sys.executable, "-c", code], env, 0.0).seconds
+        for _ in range(repeats)) for label, code in FLOORS.items()}
+
+
+def describe_floor(floor: dict[str, float]) -> list[str]:
+    return [f"floor (python start-up, median of {COLLECT_REPEATS}): "
+            + "; ".join(f"{label} {seconds:.2f} s" for label, seconds in floor.items())]
 
 
 # --- collection ------------------------------------------------------------------------
