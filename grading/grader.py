@@ -59,6 +59,7 @@ class Grader:
         self._waiting = self._running = 0
         self.slots = 1
         self._graded: dict[tuple[int, str], SectionResult] = {}  # by the module's bytes
+        self.examples: dict[int, dict[str, list[str]]] = {}  # hidden ones', per section
 
     @property
     def settings_key(self) -> str:
@@ -117,9 +118,40 @@ class Grader:
                                    None if self.secret is None else {
                                        s.number: hidden.seed(self.secret, s.number)
                                        for s in self.sections})
+            for section in self.sections if self.secret is not None else ():
+                self.examples[section.number] = self._examples(section, cache)
         except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as err:
             raise GraderError(f"the grader cannot prepare its runs: {err}\n"
                               + (run.stderr[-3000:] if run else "")) from err
+
+    def _examples(self, section: Section, cache: Path) -> dict[str, list[str]]:
+        """The text of each hidden example of `section`'s property tests, by node id, as the
+        reference's run under the section's seed was called with them (`grading.examples`),
+        kept in the work folder under a digest of the seed and the course.
+
+        Raises:
+            RuntimeError: the reference fails its own tests on these examples.
+        """
+        seed = self.sandbox.seeds[section.number]
+        digest = hashlib.sha256(f"{seed}\0{section.number}\0".encode())
+        for name, data in sorted(self.pristine.files.items()):
+            digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+        kept = self.work_dir / "examples" / f"{digest.hexdigest()}.json"
+        if not kept.exists():
+            kept.parent.mkdir(exist_ok=True)
+            partial = kept.with_suffix(".partial")
+            run = subprocess.run(
+                [sys.executable, "-m", "grading.examples", str(partial), str(section.number)],
+                cwd=self.course_root, input=str(seed), capture_output=True, text=True,
+                timeout=900, env={**sandbox.FIXED_ENV, "HYPOTHESIS_PROFILE": hidden.PROFILE,
+                                  CACHE_ENV_VAR: str(cache), "PYTHONPATH": str(ROOT),
+                                  "HOME": str(self.work_dir),
+                                  "HYPOTHESIS_STORAGE_DIRECTORY": str(self.work_dir / "tmp")})
+            if run.returncode != 0:
+                raise RuntimeError(f"section {section.number}'s hidden examples: "
+                                   + (run.stderr or run.stdout)[-2000:])
+            partial.rename(kept)
+        return json.loads(kept.read_text())
 
     def grade_section(self, submission: Submission, section: Section) -> SectionResult:
         """Never raises but `Stopped`: a failure of the grader itself is the section's error."""
@@ -154,14 +186,15 @@ class Grader:
             if self._stopped.is_set():
                 raise Stopped
             stream = read_stream(outcome.records, outcome.overflowed, nodeids, outcome.status)
-            for test in stream.tests.values():  # examples are told under hidden ones only
-                test["example"] = "" if test["status"] == NOT_IMPLEMENTED else self._shown(
-                    test["example"], section)
+            for test in stream.tests.values():  # a stub's is no example
+                if test["status"] == NOT_IMPLEMENTED:
+                    test["example_index"] = None
             if outcome.error or not (stream.begun or outcome.timed_out):
                 raise RuntimeError(outcome.error or f"the run did not start ({self.mode}): "
                                    + outcome.output_tail[-2000:])
             result = score_section(section, nodeids, stream, outcome, source,
-                                   scan_module(source, section.number))
+                                   scan_module(source, section.number),
+                                   self.examples.get(section.number))  # hidden ones only
             if not outcome.timed_out:  # this run's fate, not the module's
                 self._graded[same] = copy.deepcopy(result)
             return result
@@ -224,16 +257,6 @@ class Grader:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return [results[i] for i in sorted(results)]
-
-    def _shown(self, example: str, section: Section) -> str:
-        """A failing test's falsifying example as a report may show it: none without a
-        secret (the examples are the learner's own), and never the secret or the seed."""
-        if self.secret is None:
-            return ""
-        for text in (self.secret.decode(errors="replace"),
-                     str(self.sandbox.seeds[section.number])):
-            example = example.replace(text, "<hidden>")
-        return example
 
     def _share_of_time(self) -> float | None:
         """This run's wall-clock limit under the deadline: the time left, shared by the

@@ -3,11 +3,15 @@ words besides the grader's own copy of the submission's module.
 
 The run's plugin (`grading.zygote.Records`) writes JSON lines to a pipe: `begin` (before any
 of the submission's code runs), a `test` line per test, and `end` with pytest's exit status;
-the grader keeps at most `sandbox.RECORDS_BYTES`. A test line's one text of the run's own is
-its falsifying example (printable, at most EXAMPLE_CHARS), which the grader shows only when
-it grades with hidden examples (`grading.hidden`). The run is *untrusted* (flagged, no credit)
+the grader keeps at most `sandbox.RECORDS_BYTES`. A test line holds no text of the run's own:
+of a failing property test, the number of the first example that failed (`example_index`),
+whose text the grader wrote itself from the reference's run on the same seed
+(`grading.examples`) and shows only when it grades with hidden examples (`grading.hidden`);
+of a wrong tensor, `course.diagnose`'s `output_digest` (16 lowercase hex digits), for the
+instructors' results only. The run is *untrusted* (flagged, no credit)
 when that is not what the plugin writes: more than the bound, a line that is not JSON, of a
-kind or with a field the grader does not know, a test the course does not have or a test
+kind or with a field the grader does not know (a negative example number, a digest of
+another form), a test the course does not have or a test
 twice, anything after `end`, a last line cut short, no `end` from a process that exited (pytest
 always writes it: the stream was cut or redirected, or the process left by os._exit), or an
 `end` whose exit status is not the process's or says otherwise than the records whether
@@ -29,10 +33,11 @@ ERRORS = {name for name, value in vars(builtins).items()
           if isinstance(value, type) and issubclass(value, BaseException)}
 FIELDS = {"begin": {"kind": str},
           "test": {"kind": str, "nodeid": str, "status": str, "error": str,
-                   "line": (int, type(None)), "errno": (int, type(None)), "example": str},
+                   "line": (int, type(None)), "errno": (int, type(None)),
+                   "example_index": (int, type(None)), "digest": (str, type(None))},
           "end": {"kind": str, "exitstatus": int}}
 BEGIN = b'{"kind": "begin"}\n'
-EXAMPLE_CHARS = 400  # the most of a falsifying example a test's line carries
+DIGEST = re.compile(r"[0-9a-f]{16}")  # course.diagnose's output_digest
 
 
 @dataclass
@@ -50,8 +55,9 @@ def _valid(line: object) -> bool:
                     for k, t in fields.items())
             and (line["kind"] != "test" or (line["status"] in STATUSES
                                             and line["error"] in ERRORS | {""}
-                                            and len(line["example"]) <= EXAMPLE_CHARS
-                                            and line["example"].isprintable())))
+                                            and (line["example_index"] or 0) >= 0
+                                            and (line["digest"] is None or DIGEST.fullmatch(
+                                                line["digest"]) is not None))))
 
 
 def read_stream(data: bytes, overflowed: bool, nodeids: list[str], wait_status: int | None
@@ -98,10 +104,11 @@ def source_line(source: bytes, line: int | None) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
-def describe(test: dict, module: str, source: bytes) -> str:
+def describe(test: dict, module: str, source: bytes, examples: list[str] | None = None) -> str:
     """A test's message, from its record: `failed: AssertionError in the test's checks`,
-    `error: ModuleNotFoundError at s1_setup.py line 3: `import numpi``, then the falsifying
-    example where the record has one (`; Failing test case: test_x(batch=[[0]])`)."""
+    `error: ModuleNotFoundError at s1_setup.py line 3: `import numpi``, then, given the
+    test's `examples` (the grader's own text of each, `grading.examples`), the one its
+    `example_index` names (`; Failing test case: test_x(batch=[[0]])`); none out of range."""
     if test["status"] == PASSED:
         return ""
     text = f"{test['status']}: {test['error'] or 'no exception'}"
@@ -111,7 +118,10 @@ def describe(test: dict, module: str, source: bytes) -> str:
         text = f"{text} at {module} line {test['line']}: `{quoted}`"
     else:
         text += " in the test's checks" if test["status"] == FAILED else ""
-    return text + (f"; {test['example']}" if test.get("example") else "")
+    index = test.get("example_index")
+    shown = examples[index] if examples and index is not None and 0 <= index < len(
+        examples) else ""
+    return text + (f"; Failing test case: {shown}" if shown else "")
 
 
 def crash_line(output_tail: str, module: str) -> int | None:

@@ -5,10 +5,13 @@ code fitted to the public examples fails, and says on which example it failed.
 The tuned submission is made here, honestly: the public profile runs section 2's tests on a
 copy of the reference that logs every input of `pad_batch`; the tuned module answers those
 inputs with the reference's output and pads every other batch at the front. A small class
-(the reference, the tuned submission, the stubs, and a submission that writes its run's seed
-where a failing example goes; sections 2 and 5) is graded through the grader's real path: in
-public, under three secrets, and under the first secret again. Every file the gradings write
-is searched for the secrets and the seeds.
+(the reference, the tuned submission, the stubs, a submission that writes a marker and its
+run's seed wherever hypothesis or pytest would show text of a failure, and one that forges
+the number of its failing example; sections 2 and 5) is graded through the grader's real
+path: in public, under three secrets, and under the first secret again. The example a report
+names is checked against the one hypothesis prints in a direct pytest run of the tuned module
+under the same seed and profile. Every file the gradings write is searched for the marker,
+the secrets and the seeds.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ from hypothesis import strategies as st
 from course.registry import ROOT, find_section
 from course.results import FAILED, NOT_IMPLEMENTED, PASSED
 from grading import hidden, records
+from grading.examples import EXAMPLE_CHARS, example_text
 from grading.grader import Grader
-from grading.zygote import EXAMPLE_CHARS, falsifying_example
 from tests.tooling.test_grading import ISOLATION, REFERENCE, STUBS, appended, grade, isolated
 
 SECTIONS = "2,5"
@@ -57,13 +60,26 @@ def pad_batch(sequences):
     return ids, lengths
 """
 
-LEAKS_ITS_SEED = """
-_honest_pad_batch = pad_batch
+MARKER = "MARK-6b1f-written-by-the-run"
+WRITES_TEXT = f"""
 def pad_batch(sequences):
-    import hypothesis.core
-    failure = AssertionError("the run's seed, carried out in its example")
-    failure.add_note(f"Failing test case: leak(seed={hypothesis.core.global_force_seed})")
+    text = "{MARKER}(batch=" + repr(sequences) + ")"
+    print("Falsifying example: " + text, flush=True)
+    failure = AssertionError(text)
+    failure.add_note("Failing test case: leak(" + text + ")")
+    failure.__notes__.append("Falsifying example: " + text)
     raise failure
+"""
+FORGES_ITS_EXAMPLE = """
+import sys
+def pad_batch(sequences):
+    frame = sys._getframe()
+    while frame.f_code.co_name != "counted":  # the grader's plugin's count of the examples
+        frame = frame.f_back
+    record = frame.f_locals["on_raise"]
+    cells = dict(zip(record.__code__.co_freevars, (c.cell_contents for c in record.__closure__)))
+    cells["self"].failed_at[cells["nodeid"]] = 10**9
+    raise AssertionError("an example the grader has not got")
 """
 
 
@@ -82,37 +98,45 @@ def test_a_short_secret_is_refused(tmp_path):
     assert "fewer than the 16" in run.stderr and "secrets.token_hex" in run.stderr
 
 
-@settings(database=None, derandomize=True)
-@given(batch=st.lists(st.integers(0, 9), min_size=1), data=st.data())
-def example_property(corpus_module, batch, data):
-    assert sum(batch) + data.draw(st.integers(0, 1)) < 12
+def test_an_example_is_the_grader_s_text_of_a_call_without_the_fixtures():
+    text = example_text("test_x", (), {"corpus": "a module", "batch": [[0, 1]]},
+                        frozenset({"corpus"}))
+    assert text == "test_x(batch=[[0, 1]])"
+    long = example_text("test_x", (), {"x": "\x1b" * 1000}, frozenset())
+    assert len(long) == EXAMPLE_CHARS and long.isprintable() and long.endswith("...")
 
 
-def test_a_record_s_example_is_hypothesis_s_without_the_fixtures():
-    with pytest.raises(AssertionError) as failed:
-        example_property("a module\n    with=a line that looks like an argument")
-    example = falsifying_example(failed.value, frozenset({"corpus_module"}))
-    assert example.startswith("Failing test case: example_property(batch=[")
-    assert example.isprintable()
-    assert "Draw 1: " in example and "a module" not in example and "with=" not in example
-    assert falsifying_example(AssertionError("not a property's")) == ""
-    long = AssertionError()
-    long.add_note("Failing test case: f(x=" + "\x1b" * 1000 + ")")
-    assert len(falsifying_example(long)) == EXAMPLE_CHARS == records.EXAMPLE_CHARS
-    assert falsifying_example(long).isprintable()
+def test_a_record_names_an_example_by_its_number_only():
+    examples = ["test_x(batch=[[0]])", "test_x(batch=[[1]])"]
+    test = {"status": FAILED, "error": "AssertionError", "errno": None, "line": None}
+    for index, shown in ((1, "test_x(batch=[[1]])"), (0, "test_x(batch=[[0]])"),
+                         (2, None), (10**9, None), (None, None)):
+        message = records.describe({**test, "example_index": index}, "s2_corpus.py", b"",
+                                   examples)
+        assert message.endswith(f"; Failing test case: {shown}") if shown else (
+            "Failing test case" not in message), (index, message)
+    assert "Failing" not in records.describe({**test, "example_index": 0}, "m.py", b"", None)
+    nodeid = "tests/sections/test_s2_corpus.py::test_x"
+
+    def stream(**fields) -> records.Stream:
+        line = {"kind": "test", "nodeid": nodeid, "status": FAILED, "error": "AssertionError",
+                "line": None, "errno": None, "example_index": 3, "digest": None, **fields}
+        data = records.BEGIN + (json.dumps(line) + "\n" + json.dumps(
+            {"kind": "end", "exitstatus": 1}) + "\n").encode()
+        return records.read_stream(data, False, [nodeid], 1 << 8)
+
+    assert stream().untrusted is None and stream(digest="0123456789abcdef").untrusted is None
+    for forged in ({"example_index": -1}, {"example_index": "3"}, {"example": "text"},
+                   {"digest": "0123456789ABCDEF"}, {"digest": "0123456789abcdef0"},
+                   {"digest": "some text, not a digest"}, {"digest": 5}):
+        assert stream(**forged).untrusted, forged
 
 
-def test_the_grader_shows_no_example_without_a_secret_and_never_the_secret_or_seed(tmp_path):
-    section, secret = find_section("corpus"), SECRETS["A"].encode()
-    seed = hidden.seed(secret, section.number)
-    public, hiding = Grader(tmp_path, [section]), Grader(tmp_path, [section], secret=secret)
-    hiding.sandbox = SimpleNamespace(seeds={section.number: seed})
-    assert public._shown("Failing test case: f(x=1)", section) == ""
-    assert hiding._shown("Failing test case: f(x=1)", section) == "Failing test case: f(x=1)"
-    leaked = hiding._shown(f"Failing test case: f(x={seed}, y={SECRETS['A']!r})", section)
-    assert str(seed) not in leaked and SECRETS["A"] not in leaked, leaked
-    assert public.settings_key != hiding.settings_key != Grader(
-        tmp_path, [section], secret=SECRETS["B"].encode()).settings_key
+def test_the_settings_key_holds_the_secret_s_digest():
+    section = find_section("corpus")
+    assert Grader(Path("/tmp"), [section]).settings_key != Grader(
+        Path("/tmp"), [section], secret=SECRETS["A"].encode()).settings_key != Grader(
+        Path("/tmp"), [section], secret=SECRETS["B"].encode()).settings_key
 
 
 @pytest.fixture(scope="module")
@@ -165,17 +189,29 @@ def stubs(folder) -> Path:
 
 
 @pytest.fixture(scope="module")
-def leaks_its_seed(folder) -> Path:
-    """A submission that writes its run's seed where hypothesis writes a failing example."""
-    submission = folder / "class" / "leaks_its_seed"
+def writes_text(folder) -> Path:
+    """A submission that writes a marker in its failure's message, its notes and its output,
+    where hypothesis writes a failing example."""
+    submission = folder / "class" / "writes_text"
     (submission / "exercises").mkdir(parents=True)
     (submission / "exercises" / "s2_corpus.py").write_text(
-        appended(REFERENCE["s2_corpus"], LEAKS_ITS_SEED))
+        appended(REFERENCE["s2_corpus"], WRITES_TEXT))
     return submission
 
 
 @pytest.fixture(scope="module")
-def graded(folder, reference, tuned, stubs, leaks_its_seed) -> dict:
+def forges_its_example(folder) -> Path:
+    """A submission that has the grader's plugin record a failing example's number of its
+    choosing, one far past the examples."""
+    submission = folder / "class" / "forges_its_example"
+    (submission / "exercises").mkdir(parents=True)
+    (submission / "exercises" / "s2_corpus.py").write_text(
+        appended(REFERENCE["s2_corpus"], FORGES_ITS_EXAMPLE))
+    return submission
+
+
+@pytest.fixture(scope="module")
+def graded(folder, reference, tuned, stubs, writes_text, forges_its_example) -> dict:
     """Each grading's JSON by name, and every file it wrote with its output, as text."""
     work, out, written = ROOT / "build" / "grading-hidden-tests", folder / "out", {}
     out.mkdir()
@@ -192,7 +228,7 @@ def graded(folder, reference, tuned, stubs, leaks_its_seed) -> dict:
                          **{kind: path.read_text() for kind, path in files.items()}}
         return json.loads(files["json"].read_text())
 
-    both = [reference, tuned, stubs, leaks_its_seed]
+    both = [reference, tuned, stubs, writes_text, forges_its_example]
     reports = {"A": run("A", both, "--fresh", "--secret-file", str(folder / "A.secret"))}
     reports["A again"] = run("A again", [tuned], "--fresh", "--secret-file",
                              str(folder / "A.secret"), "--gradescope", str(out / "results.json"))
@@ -209,6 +245,7 @@ def graded(folder, reference, tuned, stubs, leaks_its_seed) -> dict:
     written["store"] = {p.name: p.read_text() for p in (work / "results").glob("*.json")}
     written["work folder's logs"] = {p.name: p.read_text(errors="replace")
                                      for p in work.glob("*.log")}
+    written["examples"] = {p.name: p.read_text() for p in (work / "examples").glob("*")}
     return {"reports": reports, "written": written}
 
 
@@ -263,9 +300,51 @@ def test_the_same_secret_gives_the_same_verdict(graded):
     assert len(set(examples.values())) == len(SECRETS), examples  # graded anew per secret
 
 
+def message(report: dict, name: str, test: str = PAD_TEST) -> str:
+    return next(t["message"] for t in result(report, name, "corpus")["tests"]
+                if t["name"] == test)
+
+
+def test_the_example_shown_is_the_one_hypothesis_reports(graded, tuned, folder):
+    """A direct pytest run of the tuned module, under the seed and profile the grader gives
+    section 2, prints hypothesis's falsifying example: the report names the same one."""
+    seed = hidden.seed(SECRETS["A"].encode(), find_section("corpus").number)
+    env = {**os.environ, "HYPOTHESIS_PROFILE": hidden.PROFILE, "PYTHONHASHSEED": "0",
+           "HYPOTHESIS_STORAGE_DIRECTORY": str(folder / "hypothesis")}
+    run = subprocess.run([sys.executable, "-m", "pytest", "tests/sections", "--impl",
+                          str(tuned / "exercises"), "--section", "2", "-q",
+                          "--hypothesis-seed", str(seed), "-k", PAD_TEST], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    lines = [line.removeprefix("E").strip() for line in run.stdout.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.endswith(f": {PAD_TEST}(") and (
+        line.startswith(("Failing test case:", "Falsifying example:"))))
+    arguments = [a.rstrip(",") for a in lines[start + 1:lines.index(")", start)]]
+    batch = next(a for a in arguments if a.startswith("batch="))  # `corpus`: a fixture
+    shown = message(graded["reports"]["A"], "tuned")
+    assert shown.endswith(f"; Failing test case: {PAD_TEST}({batch})"), (shown, printed)
+
+
+def test_no_text_a_run_writes_reaches_a_report(graded):
+    """Its message, notes and output carry a marker where hypothesis writes an example: the
+    report names the grader's own text of the example it failed on, the first."""
+    shown = message(graded["reports"]["A"], "writes_text")
+    assert shown.startswith("failed: AssertionError at s2_corpus.py line ") and (
+        f"`; Failing test case: {PAD_TEST}(batch=[[" in shown), shown  # its own line, quoted
+    for place, texts in graded["written"].items():
+        for name, text in texts.items():
+            assert MARKER not in text, f"the run's marker in {place}: {name}"
+
+
+def test_a_forged_example_number_shows_no_example(graded):
+    """The run has the plugin record example 10**9: out of range, no example (and a negative
+    number is not what the plugin writes: untrusted, test_a_record_names_an_example_...)."""
+    for key in SECRETS:
+        shown = message(graded["reports"][key], "forges_its_example")
+        assert shown.startswith("failed: AssertionError at s2_corpus.py line ") and (
+            "Failing test case" not in shown), (key, shown)
+
+
 def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(graded):
-    leaked = result(graded["reports"]["A"], "leaks_its_seed", "corpus")
-    assert "Failing test case: leak(seed=<hidden>)" in json.dumps(leaked["tests"]), leaked
     keys = {graded["reports"][key]["settings"]["settings_key"] for key in ("A", "B", "public")}
     assert len(keys) == 3  # the store keeps results apart per secret
     for secret in SECRETS.values():
@@ -274,6 +353,7 @@ def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(graded):
             for name, text in texts.items():
                 found = [f for f in forbidden if f in text]
                 assert not found, f"{found} in {place}: {name}"
+        assert not [p for p in graded["written"]["examples"] if any(f in p for f in forbidden)]
 
 
 @isolated
