@@ -19,4 +19,6 @@
     report       the class report of a grades file: scores, tests, concepts, known mistakes
     store        each submission's result on disk, for resuming
     prepare      the course's tests and pre-trained reference, learned before grading
+    hidden       the term secret's seeds for hidden examples (--secret-file)
+    examples     the hidden examples' text, from the reference's run on the same seed
 """

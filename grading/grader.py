@@ -5,7 +5,9 @@ section is graded; what the store holds for the same bytes under the same settin
 graded again, and a module that several submissions hold byte for byte (an untouched stub) is
 run once. Before it runs anything it `prepare`s: it checks the isolation asked for and, in a
 child of its own (the course's code, trusted), collects the tests and has the reference biLM
-pre-trained. With a `deadline`, each run gets its share of the time left.
+pre-trained; with a secret, it runs the reference on each section's hidden examples, whose
+text a failing test's message then names (`grading.examples`). With a `deadline`, each run
+gets its share of the time left.
 """
 
 from __future__ import annotations

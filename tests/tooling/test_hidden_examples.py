@@ -23,11 +23,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from course.registry import ROOT, find_section
 from course.results import FAILED, NOT_IMPLEMENTED, PASSED
@@ -321,7 +318,7 @@ def test_the_example_shown_is_the_one_hypothesis_reports(graded, tuned, folder):
     arguments = [a.rstrip(",") for a in lines[start + 1:lines.index(")", start)]]
     batch = next(a for a in arguments if a.startswith("batch="))  # `corpus`: a fixture
     shown = message(graded["reports"]["A"], "tuned")
-    assert shown.endswith(f"; Failing test case: {PAD_TEST}({batch})"), (shown, printed)
+    assert shown.endswith(f"; Failing test case: {PAD_TEST}({batch})"), (shown, arguments)
 
 
 def test_no_text_a_run_writes_reaches_a_report(graded):
