@@ -140,7 +140,8 @@ class Grader:
             digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         kept = self.work_dir / "examples" / f"{digest.hexdigest()}.json"
         if not kept.exists():
-            kept.parent.mkdir(mode=0o700, exist_ok=True)  # the grader's: no run's uid reads it
+            kept.parent.mkdir(exist_ok=True)
+            kept.parent.chmod(0o700)  # the grader's: no run's uid lists or reads it
             partial = kept.with_suffix(".partial")
             run = subprocess.run(
                 [sys.executable, "-m", "grading.examples", str(partial), str(section.number)],
