@@ -139,9 +139,9 @@ class Grader:
         for name, data in sorted(self.pristine.files.items()):
             digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         kept = self.work_dir / "examples" / f"{digest.hexdigest()}.json"
+        kept.parent.mkdir(exist_ok=True)
+        kept.parent.chmod(0o700)  # the grader's: no run's uid lists or reads it
         if not kept.exists():
-            kept.parent.mkdir(exist_ok=True)
-            kept.parent.chmod(0o700)  # the grader's: no run's uid lists or reads it
             partial = kept.with_suffix(".partial")
             run = subprocess.run(
                 [sys.executable, "-m", "grading.examples", str(partial), str(section.number)],
