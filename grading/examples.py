@@ -10,7 +10,7 @@ runs SECTION's tests on the reference (REFERENCE_DIR) under the hidden profile
 (HYPOTHESIS_PROFILE, set by the caller) and writes, per test node id, the text of each call
 of its inner test: `test_name(arg=value, ...)`, pytest's fixtures left out, printable, at
 most EXAMPLE_CHARS. Exit status 1 when a reference test fails (its later examples would not
-be the submission's).
+be the submission's) or pytest does not run them.
 """
 
 from __future__ import annotations
@@ -63,13 +63,12 @@ class Recorder:
 def main(out: str, section: str) -> int:
     seed = int(sys.stdin.read())
     recorder = Recorder()
-    pytest.main(["tests/sections", "--impl", str(REFERENCE_DIR), "--section", section,
-                 "--hypothesis-seed", str(seed), "-q"],
-                plugins=[recorder])
+    code = pytest.main(["tests/sections", "--impl", str(REFERENCE_DIR), "--section", section,
+                        "--hypothesis-seed", str(seed), "-q"], plugins=[recorder])
     Path(out).write_text(json.dumps(recorder.examples))
-    if recorder.failed:
-        print(f"the reference fails {', '.join(recorder.failed)} under the hidden examples",
-              file=sys.stderr)
+    if recorder.failed or code != pytest.ExitCode.OK:
+        print(f"the reference's run ended with pytest's status {int(code)}; failed: "
+              f"{', '.join(recorder.failed) or 'none'}", file=sys.stderr)
         return 1
     return 0
 
