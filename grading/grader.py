@@ -129,14 +129,17 @@ class Grader:
     def _examples(self, section: Section, cache: Path) -> dict[str, list[str]]:
         """The text of each hidden example of `section`'s property tests, by node id, as the
         reference's run under the section's seed was called with them (`grading.examples`),
-        kept in the work folder under a digest of the seed and the course.
+        kept in the work folder under a digest of the seed, the course and the code that
+        writes them.
 
         Raises:
             RuntimeError: the reference fails its own tests on these examples.
         """
         seed = self.sandbox.seeds[section.number]
         digest = hashlib.sha256(f"{seed}\0{section.number}\0".encode())
-        for name, data in sorted(self.pristine.files.items()):
+        own = {f"grading/{n}": (Path(__file__).parent / n).read_bytes()
+               for n in ("examples.py", "zygote.py")}  # what writes the examples' text
+        for name, data in sorted({**self.pristine.files, **own}.items()):
             digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         kept = self.work_dir / "examples" / f"{digest.hexdigest()}.json"
         kept.parent.mkdir(exist_ok=True)
