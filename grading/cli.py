@@ -4,6 +4,9 @@ A SUBMISSION is a folder holding `exercises/` (or the section modules themselves
 of one. Results are kept in the work folder as each submission finishes, so the same command
 again resumes. With --previous, a regrade is previewed (`grading.regrade`): nothing is
 exported while a submission's scores or statuses would change, unless --accept-changes.
+With --secret-file, the property tests run on hidden examples (`grading.hidden`): more of
+them, from a seed that the file's secret gives each section; the secret and the seeds reach no
+output or report.
 See docs/instructors.md.
 """
 
@@ -18,7 +21,7 @@ from tqdm import tqdm
 
 from course.registry import ROOT, SECTIONS, Section, find_section
 
-from . import regrade, reports
+from . import hidden, regrade, reports
 from .grader import MODES, Grader, GraderError
 from .sandbox import Limits
 from .store import Store, write_atomically
@@ -75,6 +78,11 @@ def parser() -> argparse.ArgumentParser:
                    "and export nothing when anything would (without --accept-changes)")
     p.add_argument("--accept-changes", action="store_true",
                    help="with --previous: export the new results even where they change")
+    p.add_argument("--secret-file", type=Path, metavar="FILE",
+                   help="hidden examples: the term's secret (at least "
+                   f"{hidden.SECRET_MIN_BYTES} bytes) seeds each section's property tests, "
+                   f"which run under hypothesis's {hidden.PROFILE!r} profile; the secret "
+                   "reaches no report (default: the examples the learners see)")
     return p
 
 
@@ -96,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("--gradescope writes the results of exactly one submission")
     if args.accept_changes and not args.previous:
         parser().error("--accept-changes accepts what --previous shows: name a previous file")
+    secret = None
+    if args.secret_file:
+        try:
+            secret = hidden.read_secret(args.secret_file)
+        except (OSError, ValueError) as err:
+            parser().error(f"--secret-file: {err}")
     previous = None
     if args.previous:
         try:
@@ -105,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: KeyboardInterrupt
     error = "it stopped before it wrote any result"
     try:
-        code = grade(args, sections, previous)
+        code = grade(args, sections, previous, secret)
         error = None if code in (0, REFUSED) else "it was interrupted"
         return code
     except GraderError as err:
@@ -120,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             write_atomically(args.gradescope, reports.gradescope_error(error, args.visibility))
 
 
-def grade(args: argparse.Namespace, sections: list[Section], previous: list | None = None) -> int:
+def grade(args: argparse.Namespace, sections: list[Section], previous: list | None = None,
+          secret: bytes | None = None) -> int:
     submissions = [read_submission(path) for path in args.submissions]
     try:
         unique_names(submissions)
@@ -128,9 +143,11 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
         parser().error(str(err))
     limits = Limits(*(getattr(args, name) for name in vars(Limits())))
     grader = Grader(args.work_dir, sections, limits, args.isolation, args.deadline,
-                    args.course.resolve())
+                    args.course.resolve(), secret)
     settings = {"sections": [s.number for s in sections], "limits": vars(limits),
                 "isolation": args.isolation, "settings_key": grader.settings_key}
+    if secret is not None:
+        settings["examples"] = "hidden"
     done: list = []
     bar = tqdm(total=len(submissions) * len(sections), desc="grading", unit="section",
                disable=True if args.quiet else None, file=sys.stderr)

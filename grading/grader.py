@@ -5,7 +5,9 @@ section is graded; what the store holds for the same bytes under the same settin
 graded again, and a module that several submissions hold byte for byte (an untouched stub) is
 run once. Before it runs anything it `prepare`s: it checks the isolation asked for and, in a
 child of its own (the course's code, trusted), collects the tests and has the reference biLM
-pre-trained. With a `deadline`, each run gets its share of the time left.
+pre-trained; with a secret, it runs the reference on each section's hidden examples, whose
+text a failing test's message then names (`grading.examples`). With a `deadline`, each run
+gets its share of the time left.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, Section
+from course.results import NOT_IMPLEMENTED
 
-from . import sandbox
+from . import hidden, sandbox
 from .records import read_stream
 from .sandbox import Limits, Pristine, Sandbox
 from .scan import Flag, scan_files, scan_module
@@ -46,8 +49,9 @@ class Stopped(BaseException):
 class Grader:
     def __init__(self, work_dir: Path, sections: list[Section], limits: Limits | None = None,
                  isolation: str = "bwrap", deadline_s: float | None = None,
-                 course_root: Path = ROOT) -> None:
+                 course_root: Path = ROOT, secret: bytes | None = None) -> None:
         self.work_dir, self.sections = Path(work_dir).resolve(), sections
+        self.secret = secret  # hidden examples (`grading.hidden`) when given
         self.limits, self.isolation, self.deadline_s = limits or Limits(), isolation, deadline_s
         self.course_root, self.pristine = course_root, Pristine(course_root)
         self.sandbox: Sandbox | None = None
@@ -57,11 +61,12 @@ class Grader:
         self._waiting = self._running = 0
         self.slots = 1
         self._graded: dict[tuple[int, str], SectionResult] = {}  # by the module's bytes
+        self.examples: dict[int, dict[str, list[str]]] = {}  # hidden ones', per section
 
     @property
     def settings_key(self) -> str:
         """Changes whenever a result could: the course's files and the grader's, the sections,
-        the limits and the isolation asked for."""
+        the limits, the isolation asked for and the examples' secret (its digest)."""
         digest = hashlib.sha256()
         own = {f"grading/{p.name}": p.read_bytes() for p in Path(__file__).parent.glob("*.py")}
         for name, data in sorted({**self.pristine.files, **own}.items()):
@@ -69,6 +74,8 @@ class Grader:
         limits = {name: float(value) for name, value in vars(self.limits).items()}
         digest.update(json.dumps([[s.number for s in self.sections], limits,
                                   self.isolation]).encode())
+        if self.secret is not None:
+            digest.update(b"hidden examples\0" + hidden.digest(self.secret).encode())
         return digest.hexdigest()
 
     def choose_isolation(self) -> str:
@@ -103,10 +110,48 @@ class Grader:
             prepared = json.loads(out.read_text())
             self.tests = {int(number): ids for number, ids in prepared["tests"].items()}
             self.sandbox = Sandbox(self.work_dir, self.pristine, self.limits, self.mode,
-                                   self.slots, {n: cache / n for n in prepared["cache_files"]})
+                                   self.slots, {n: cache / n for n in prepared["cache_files"]},
+                                   None if self.secret is None else {
+                                       s.number: hidden.seed(self.secret, s.number)
+                                       for s in self.sections})
+            for section in self.sections if self.secret is not None else ():
+                self.examples[section.number] = self._examples(section, cache)
         except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as err:
             raise GraderError(f"the grader cannot prepare its runs: {err}\n"
                               + (run.stderr[-3000:] if run else "")) from err
+
+    def _examples(self, section: Section, cache: Path) -> dict[str, list[str]]:
+        """The text of each hidden example of `section`'s property tests, by node id, as the
+        reference's run under the section's seed was called with them (`grading.examples`),
+        kept in the work folder under a digest of the seed, the course and the code that
+        writes them.
+
+        Raises:
+            RuntimeError: the reference fails its own tests on these examples.
+        """
+        seed = self.sandbox.seeds[section.number]
+        digest = hashlib.sha256(f"{seed}\0{section.number}\0".encode())
+        own = {f"grading/{n}": (Path(__file__).parent / n).read_bytes()
+               for n in ("examples.py", "zygote.py")}  # what writes the examples' text
+        for name, data in sorted({**self.pristine.files, **own}.items()):
+            digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+        kept = self.work_dir / "examples" / f"{digest.hexdigest()}.json"
+        kept.parent.mkdir(exist_ok=True)
+        kept.parent.chmod(0o700)  # the grader's: no run's uid lists or reads it
+        if not kept.exists():
+            partial = kept.with_suffix(".partial")
+            run = subprocess.run(
+                [sys.executable, "-m", "grading.examples", str(partial), str(section.number)],
+                cwd=self.course_root, input=str(seed), capture_output=True, text=True,
+                timeout=900, env={**sandbox.FIXED_ENV, "HYPOTHESIS_PROFILE": hidden.PROFILE,
+                                  CACHE_ENV_VAR: str(cache), "PYTHONPATH": str(ROOT),
+                                  "HOME": str(self.work_dir),
+                                  "HYPOTHESIS_STORAGE_DIRECTORY": str(self.work_dir / "tmp")})
+            if run.returncode != 0:
+                raise RuntimeError(f"section {section.number}'s hidden examples: "
+                                   + (run.stderr or run.stdout)[-2000:])
+            partial.rename(kept)
+        return json.loads(kept.read_text())
 
     def grade_section(self, submission: Submission, section: Section) -> SectionResult:
         """Never raises but `Stopped`: a failure of the grader itself is the section's error."""
@@ -141,11 +186,15 @@ class Grader:
             if self._stopped.is_set():
                 raise Stopped
             stream = read_stream(outcome.records, outcome.overflowed, nodeids, outcome.status)
+            for test in stream.tests.values():  # a stub's is no example
+                if test["status"] == NOT_IMPLEMENTED:
+                    test["example_index"] = None
             if outcome.error or not (stream.begun or outcome.timed_out):
                 raise RuntimeError(outcome.error or f"the run did not start ({self.mode}): "
                                    + outcome.output_tail[-2000:])
             result = score_section(section, nodeids, stream, outcome, source,
-                                   scan_module(source, section.number))
+                                   scan_module(source, section.number),
+                                   self.examples.get(section.number))  # hidden ones only
             if not outcome.timed_out:  # this run's fate, not the module's
                 self._graded[same] = copy.deepcopy(result)
             return result

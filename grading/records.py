@@ -3,9 +3,13 @@ words besides the grader's own copy of the submission's module.
 
 The run's plugin (`grading.zygote.Records`) writes JSON lines to a pipe: `begin` (before any
 of the submission's code runs), a `test` line per test, and `end` with pytest's exit status.
-Anything else makes the run *untrusted* (flagged, no credit; `read_stream` says which check
-failed, docs/instructors.md lists them). A crash (a signal: a segmentation fault, a limit)
-is not untrusted: the tests recorded before it stand, and the others are lost.
+A test line holds no text of the run's own: of a failing property test, the number of the
+first example that failed (`example_index`), whose text the grader writes itself from the
+reference's run on the same seed (`grading.examples`); of a wrong tensor, `course.diagnose`'s
+`output_digest` (16 lowercase hex digits), for the instructors' results only. Anything else
+makes the run *untrusted* (flagged, no credit; `read_stream` says which check failed,
+docs/instructors.md lists them). A crash (a signal: a segmentation fault, a limit) is not
+untrusted: the tests recorded before it stand, and the others are lost.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ ERRORS = {name for name, value in vars(builtins).items()
           if isinstance(value, type) and issubclass(value, BaseException)}
 FIELDS = {"begin": {"kind": str},
           "test": {"kind": str, "nodeid": str, "status": str, "error": str,
-                   "line": (int, type(None)), "errno": (int, type(None))},
+                   "line": (int, type(None)), "errno": (int, type(None)),
+                   "example_index": (int, type(None)), "digest": (str, type(None))},
           "end": {"kind": str, "exitstatus": int}}
 BEGIN = b'{"kind": "begin"}\n'
+DIGEST = re.compile(r"[0-9a-f]{16}")  # course.diagnose's output_digest
 
 
 @dataclass
@@ -41,7 +47,10 @@ def _valid(line: object) -> bool:
             and all(isinstance(line[k], t) and not isinstance(line[k], bool)
                     for k, t in fields.items())
             and (line["kind"] != "test" or (line["status"] in STATUSES
-                                            and line["error"] in ERRORS | {""})))
+                                            and line["error"] in ERRORS | {""}
+                                            and (line["example_index"] or 0) >= 0
+                                            and (line["digest"] is None or DIGEST.fullmatch(
+                                                line["digest"]) is not None))))
 
 
 def read_stream(data: bytes, overflowed: bool, nodeids: list[str], wait_status: int | None
@@ -93,17 +102,24 @@ def source_line(source: bytes, line: int | None) -> str:
     return short(lines[line - 1], 100) if line and 0 < line <= len(lines) else ""
 
 
-def describe(test: dict, module: str, source: bytes) -> str:
+def describe(test: dict, module: str, source: bytes, examples: list[str] | None = None) -> str:
     """A test's message, from its record: `failed: AssertionError in the test's checks`,
-    `error: ModuleNotFoundError at s1_setup.py line 3: `import numpi``."""
+    `error: ModuleNotFoundError at s1_setup.py line 3: `import numpi``, then, given the
+    test's `examples` (the grader's own text of each, `grading.examples`), the one its
+    `example_index` names (`; Failing test case: test_x(batch=[[0]])`); none out of range."""
     if test["status"] == PASSED:
         return ""
     text = f"{test['status']}: {test['error'] or 'no exception'}"
     if test["errno"] is not None:
         text += f" [errno {test['errno']}: {os.strerror(test['errno'])}]"
     if quoted := source_line(source, test["line"]):
-        return f"{text} at {module} line {test['line']}: `{quoted}`"
-    return text + (" in the test's checks" if test["status"] == FAILED else "")
+        text = f"{text} at {module} line {test['line']}: `{quoted}`"
+    else:
+        text += " in the test's checks" if test["status"] == FAILED else ""
+    index = test.get("example_index")
+    shown = examples[index] if examples and index is not None and 0 <= index < len(
+        examples) else ""
+    return text + (f"; Failing test case: {shown}" if shown else "")
 
 
 def crash_line(output_tail: str, module: str) -> int | None:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, RUNTIME_FILES, SECTIONS, Section
 
+from . import hidden
+
 MODES = ("bwrap", "uid", "none")
 UID_BASE, UID_BLOCK, UID_BLOCKS = 3_000_000, 100, 1000
 RECORDS_BYTES = 1 << 20  # the most a run may write to the grader: past it, it is untrusted
@@ -247,9 +249,11 @@ class Sandbox:
     `cache_files` ({name: the trusted file}) in its cache folder."""
 
     def __init__(self, work_dir: Path, pristine: Pristine, limits: Limits, mode: str,
-                 slots: int = 1, cache_files: dict[str, Path] | None = None) -> None:
+                 slots: int = 1, cache_files: dict[str, Path] | None = None,
+                 seeds: dict[int, int] | None = None) -> None:
         self.work_dir, self.pristine, self.limits = Path(work_dir).resolve(), pristine, limits
         self.mode, self.cache_files = mode, cache_files or {}
+        self.seeds = seeds  # per section: hidden examples (`grading.hidden`) from these
         self.slots = 1 if mode == "uid" else max(1, slots)  # uid: nothing keeps runs apart
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.runs = Path(tempfile.mkdtemp(prefix="runs-", dir=self.work_dir))  # this one's
@@ -334,6 +338,9 @@ class Sandbox:
         env = {**FIXED_ENV, "HOME": f"{scratch}/home", "TMPDIR": f"{scratch}/tmp",
                "MPLCONFIGDIR": f"{scratch}/tmp", "TORCHINDUCTOR_CACHE_DIR": f"{scratch}/tmp",
                "HYPOTHESIS_STORAGE_DIRECTORY": f"{scratch}/tmp", CACHE_ENV_VAR: f"{scratch}/cache"}
+        if self.seeds is not None:
+            argv += ["--hypothesis-seed", str(self.seeds[section.number])]
+            env["HYPOTHESIS_PROFILE"] = hidden.PROFILE
         outcome = zygote.run({"uid": uid, "gid": gid, "course": f"{inside}/course",
                               "scratch": scratch, "argv": argv, "env": env,
                               "files": list(files),

@@ -32,6 +32,7 @@ class TestResult:
     name: str
     status: str
     message: str
+    digest: str | None = None  # of its wrong tensor (course.diagnose): instructors' only
 
 
 @dataclass
@@ -112,8 +113,10 @@ def describe_exit(wait_status: int | None) -> str:
 
 
 def score_section(section: Section, nodeids: list[str], stream: Stream, outcome, source: bytes,
-                  flags: list[Flag]) -> SectionResult:
-    """`section`'s result from one run (`outcome`, a `sandbox.Outcome`) of its tests."""
+                  flags: list[Flag], examples: dict[str, list[str]] | None = None
+                  ) -> SectionResult:
+    """`section`'s result from one run (`outcome`, a `sandbox.Outcome`) of its tests;
+    `examples`: each property test's examples, as the grader wrote them (`describe`)."""
     if stream.untrusted:
         flags = [*flags, Flag(UNTRUSTED, stream.untrusted, section.number)]
     if outcome.timed_out:
@@ -122,10 +125,10 @@ def score_section(section: Section, nodeids: list[str], stream: Stream, outcome,
     else:
         ended = describe_exit(outcome.status)
         lost_status, lost_message = ERROR, f"the test process {ended} before this test finished"
-    tests = [TestResult(n, n.split("::")[-1], *((r["status"], describe(r, section.file_name,
-                                                                           source))
-                                                 if (r := stream.tests.get(n)) else
-                                                 (lost_status, lost_message))) for n in nodeids]
+    tests = [TestResult(n, n.split("::")[-1], r["status"], describe(
+        r, section.file_name, source, (examples or {}).get(n)), r["digest"])
+        if (r := stream.tests.get(n)) else TestResult(n, n.split("::")[-1], lost_status,
+                                                      lost_message) for n in nodeids]
     penalised = [f for f in flags if f.penalised]
     passed = 0 if penalised else sum(t.status == PASSED for t in tests)
     failing = {t.status for t in tests if t.status != PASSED}

@@ -22,14 +22,18 @@ reads it (`grading.submissions`). The report holds
   characters at least) is listed apart (a learner may have seen it: a published solution,
   a former year's);
 * with `--grades` (the grader's `--json` of the same class), **shared wrong outputs**: the
-  groups of submissions whose failing record of one test carries the same message (the tests
-  are the fixed probe inputs), rarest first; a group that a catalogued mistake explains
+  groups of submissions whose failing record of one test carries the same wrong output's
+  fingerprint (`digest`: `course.diagnose`'s `output_digest`, the shape and values the
+  learner's code computed, where the test compares a tensor with `assert_close`), or else
+  the same message; the tests' inputs are fixed, so the same digest is the same wrong
+  output on the same probe input. Rarest first; a group that a catalogued mistake explains
   (`course.signatures`: it fails those tests) is marked so: a common misconception is weaker
   evidence (not where the message quotes the learner's own line: that is their code). The
-  grader's messages hold no text of a run (docs/instructors.md): a wrong answer reads
-  `failed: AssertionError in the test's checks`, an error the exception and the learner's
-  own line, so two wrong answers to one test read alike whatever each computed; what sets a
-  group apart is which tests it fails, and an error's quoted line.
+  grader's messages hold no text of a run (docs/instructors.md): without a digest, a wrong
+  answer reads `failed: AssertionError in the test's checks`, an error the exception and
+  the learner's own line, so two wrong answers to one test read alike whatever each
+  computed; what sets such a group apart is which tests it fails, and an error's quoted
+  line. Each group says which it is (`by`: "output" or "message").
 
 All of it is evidence for a person to read, never a verdict: small functions are written
 alike by people who never met, and a whole class makes the same common mistakes.
@@ -267,7 +271,8 @@ def compare(submissions: list[Submission], reference_dir: Path = REFERENCE_DIR,
 
 @dataclass
 class WrongOutput:
-    """Submissions whose failing records of `tests` (of `section`) carry the same message."""
+    """Submissions whose failing records of `tests` (of `section`) carry the same wrong
+    output (`by` "output": its `digest`) or else the same message (`by` "message")."""
 
     section: int
     tests: list[str]
@@ -275,31 +280,37 @@ class WrongOutput:
     submissions: list[str]
     of: int  # submissions graded
     catalogued: list[str] = field(default_factory=list)  # mistakes that fail these tests
+    by: str = "message"
+    digest: str | None = None
 
 
 def shared_wrong_outputs(results, known: list[signatures.Known] | None = None
                          ) -> list[WrongOutput]:
     """The groups of at least two, and at most MOST_SHARED of the class, rarest first."""
     known = signatures.load()[0] if known is None else known
-    holders: dict[tuple[int, str, str], set[str]] = {}
+    holders: dict[tuple[int, str, str | None, str], set[str]] = {}
     for result in results:
         for section in result.sections:
             for test in section.tests:
                 if test.status in WRONG:
-                    key = (section.number, test.name, test.message)
+                    digest = getattr(test, "digest", None)
+                    key = (section.number, test.name, digest, "" if digest else test.message)
                     holders.setdefault(key, set()).add(result.name)
-    merged: dict[tuple[int, str, frozenset[str]], list[str]] = {}
-    for (section, test, message), names in holders.items():
+    merged: dict[tuple, list[tuple[str, str]]] = {}
+    for (section, test, digest, message), names in holders.items():
         if 2 <= len(names) <= max(2, MOST_SHARED * len(results)):
-            merged.setdefault((section, message, frozenset(names)), []).append(test)
+            merged.setdefault((section, digest, message, frozenset(names)), []).append(
+                (test, message))
     groups = []
-    for (section, message, names), tests in merged.items():
-        functions = {t.split("[")[0] for t in tests}
+    for (section, digest, message, names), tests in merged.items():
+        functions = {t.split("[")[0] for t, _ in tests}
         quotes = " line " in message  # the learner's own line: theirs, not the mistake's
         explained = [] if quotes else sorted(
             k.id for k in known if k.section == section and functions <= k.tests)
-        groups.append(WrongOutput(section, sorted(tests), message, sorted(names), len(results),
-                                  explained))
+        groups.append(WrongOutput(section, sorted(t for t, _ in tests),
+                                  message or f"wrong output {digest}", sorted(names),
+                                  len(results), explained, "output" if digest else "message",
+                                  digest))
     groups.sort(key=lambda g: (len(g.submissions), bool(g.catalogued), -len(g.tests),
                                g.section, g.tests))
     return groups
@@ -362,17 +373,20 @@ def markdown(report: dict) -> str:
         lines.append("None.")
     if report["wrong_outputs"] is not None:
         lines += ["", "## Shared wrong outputs, rarest first", "",
-                  "The same failing record of the same test (a probe input the course fixes). "
-                  "The grader's messages hold no text of a run: every wrong answer to a test "
-                  "reads alike, so what sets a group apart is which tests it fails and an "
-                  "error's quoted line. *catalogued*: a known mistake fails these tests, a "
-                  "common misconception, weaker evidence.", ""]
+                  "The same failing record of the same test (a probe input the course fixes): "
+                  "*by output*, the same wrong tensor (its shape and values: the same digest); "
+                  "*by message*, where the test recorded no tensor, the same message. The "
+                  "grader's messages hold no text of a run: every wrong answer to a test "
+                  "reads alike, so what sets a group by message apart is which tests it fails "
+                  "and an error's quoted line. *catalogued*: a known mistake fails these "
+                  "tests, a common misconception, weaker evidence.", ""]
         if report["wrong_outputs"]:
-            lines += ["| section | tests | message | submissions | catalogued |",
-                      "|---|---|---|---|---|"]
+            lines += ["| section | tests | by | same | submissions | catalogued |",
+                      "|---|---|---|---|---|---|"]
             for g in report["wrong_outputs"]:
                 lines.append(
-                    f"| {g['section']} | {_cell(', '.join(g['tests']))} | {_cell(g['message'])} "
+                    f"| {g['section']} | {_cell(', '.join(g['tests']))} | {g['by']} | "
+                    f"{_cell(g['message'])} "
                     f"| {len(g['submissions'])} of {g['of']}: "
                     f"{_cell(', '.join(g['submissions']))} | {_some(g['catalogued'])} |")
         else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import ctypes
 import errno
+import functools
 import gc
 import importlib
 import json
@@ -92,15 +93,66 @@ def install_filter() -> None:
             raise OSError(ctypes.get_errno(), "prctl: the run's system-call filter")
 
 
+def wrap_inner_test(item, on_call, on_raise) -> object | None:
+    """Have `on_call(index, args, kwargs)` run before each call of `item`'s hypothesis inner
+    test (its examples, numbered from 0) and `on_raise(index)` when one raises (a failure, not
+    one of hypothesis's own signals). Returns the original inner test, for
+    `unwrap_inner_test`, or None for a test that is not a property's."""
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    inner = getattr(handle, "inner_test", None)
+    if inner is None:
+        return None
+    from hypothesis.errors import StopTest, UnsatisfiedAssumption
+    calls = [0]
+
+    @functools.wraps(inner)
+    def counted(*args, **kwargs):
+        index = calls[0]
+        calls[0] += 1
+        on_call(index, args, kwargs)
+        try:
+            return inner(*args, **kwargs)
+        except (StopTest, UnsatisfiedAssumption):
+            raise
+        except BaseException:
+            on_raise(index)
+            raise
+
+    handle.inner_test = counted
+    return inner
+
+
+def unwrap_inner_test(item, inner) -> None:
+    if inner is not None:
+        item.obj.hypothesis.inner_test = inner
+
+
+def output_digest(error: BaseException | None) -> str | None:
+    """The `output_digest` of the first error in `error`'s chain that has one, where it is a
+    string (the grader checks its form)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        digest = getattr(error, "output_digest", None)
+        if digest is not None:
+            return digest if isinstance(digest, str) else None
+        error = error.__cause__ or error.__context__
+    return None
+
+
 class Records:
     """The run's pytest plugin: one JSON line per test to the records pipe when it has ended
     (its status, the builtin class of its first error, the line of the module under test
-    where that was raised, its errno), then an end line with pytest's exit status."""
+    where that was raised, its errno, the number of the first of a property's examples that
+    failed, the `output_digest` of a wrong tensor), then an end line with pytest's exit
+    status. No text of the run's own: the example's text is the grader's
+    (`grading.examples`)."""
 
     def __init__(self, module_file: str, status_of, stub_error, _write=os.write,
                  _dumps=json.dumps) -> None:
         self.module_file, self.status_of, self.stub_error = module_file, status_of, stub_error
         self._write, self._dumps, self.tests = _write, _dumps, {}
+        self.failed_at: dict[str, int] = {}  # by node id: the first example that raised
 
     def send(self, line: dict) -> None:
         self._write(RECORDS_FD, (self._dumps(line) + "\n").encode())
@@ -116,6 +168,16 @@ class Records:
         return line
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item):
+        nodeid = item.nodeid
+        inner = wrap_inner_test(item, lambda index, args, kwargs: None,
+                                lambda index: self.failed_at.setdefault(nodeid, index))
+        try:
+            return (yield)
+        finally:
+            unwrap_inner_test(item, inner)
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = yield
         earlier = self.tests.get(item.nodeid)
@@ -123,13 +185,16 @@ class Records:
                 earlier and earlier["status"] != "passed"):
             return report  # a test's first failure is its result
         error = call.excinfo.value if call.excinfo is not None else None
+        failed_at = self.failed_at.pop(item.nodeid, None)
         cause = (self.stub_error(error) or error) if error is not None else None
         name = next((c.__name__ for c in type(cause).__mro__
                      if vars(builtins).get(c.__name__) is c), "") if cause else ""
         self.tests[item.nodeid] = {
             "kind": "test", "nodeid": item.nodeid, "status": self.status_of(report, error),
             "error": name, "line": self._line_of(cause) if cause else None,
-            "errno": cause.errno if isinstance(getattr(cause, "errno", None), int) else None}
+            "errno": cause.errno if isinstance(getattr(cause, "errno", None), int) else None,
+            "example_index": failed_at if error is not None else None,
+            "digest": output_digest(error)}
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:

@@ -51,6 +51,14 @@ settings.register_profile("explore", deadline=None, max_examples=200)
 # Whether a test fails, and no more: the first failing example, not the smallest.
 settings.register_profile("first-failure", parent=settings.get_profile("course"),
                           phases=[Phase.explicit, Phase.reuse, Phase.generate])
+# Hidden examples (grading with a term secret, `python -m grading --secret-file`): random
+# examples from the seed the grader passes (--hypothesis-seed), no database, HIDDEN_FACTOR
+# times the examples, so that code fitted to the examples a learner sees fails. A failure
+# still reports its falsifying example; no blob, which would carry the draws.
+HIDDEN_FACTOR = 8
+settings.register_profile("hidden", parent=settings.get_profile("first-failure"),
+                          derandomize=False, database=None, print_blob=False,
+                          max_examples=HIDDEN_FACTOR * settings.get_profile("course").max_examples)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "course"))
 
 # The course's tensors are tiny: a second torch thread costs more in synchronisation than it

@@ -184,7 +184,8 @@ EXFILTRATES = {  # a section after the first holds section 1's reference; every 
              '"ref/s1_setup.py").read())\n    except OSError:\n        pass'),
     "test name": ('import json\nopen(3, "w", closefd=False).write(json.dumps({"kind": "test", '
                   '"nodeid": open("ref/s1_setup.py").read(), "status": "passed", "error": "", '
-                  '"line": None, "errno": None}) + "\\n")'),
+                  '"line": None, "errno": None, "example_index": None, "digest": None}) + '
+                  '"\\n")'),
 }
 OUTLIVES_AND_HARMS = """
 import os, signal, subprocess

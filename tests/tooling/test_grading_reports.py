@@ -39,8 +39,10 @@ def line(kind: str, **fields) -> bytes:
 
 
 def record(nodeid: str, status: str = PASSED, error: str = "", at: int | None = None,
-         errno: int | None = None, **extra) -> bytes:
-    return line("test", nodeid=nodeid, status=status, error=error, line=at, errno=errno, **extra)
+         errno: int | None = None, example_index: int | None = None,
+           digest: str | None = None, **extra) -> bytes:
+    return line("test", nodeid=nodeid, status=status, error=error, line=at, errno=errno,
+                example_index=example_index, digest=digest, **extra)
 
 
 def stream(*tests: bytes, end: int | None = 0) -> bytes:
@@ -69,6 +71,14 @@ ALL_PASS = stream(*(record(n) for n in NODEIDS))
     (stream(*(record(n) for n in NODEIDS), end=1), False, EXITED[1], "disagree"),  # patched
     (ALL_PASS + line("end", exitstatus=0), False, EXITED[0], "does not"),  # after its end
     (ALL_PASS + b'{"kind": "te', False, EXITED[0], "cut short"),
+    (stream(record(NODEIDS[0], FAILED, "AssertionError", example="test_x(x=1)"), end=1),
+     False, EXITED[1], "does not"),  # text where the grader takes an example's number
+    (stream(record(NODEIDS[0], FAILED, "AssertionError", example_index=-1), end=1), False,
+     EXITED[1], "does not"),  # a number the plugin never writes
+    (stream(record(NODEIDS[0], FAILED, "AssertionError", digest="the reference: def f()"),
+            end=1), False, EXITED[1], "does not"),  # text where a digest goes
+    (stream(record(NODEIDS[0], FAILED, "AssertionError", digest="0123456789ABCDEF"), end=1),
+     False, EXITED[1], "does not"),  # not course.diagnose's form
 ])
 def test_a_stream_that_is_not_the_plugin_s_is_untrusted(data, overflowed, status, why):
     found = read_stream(data, overflowed, NODEIDS, status)

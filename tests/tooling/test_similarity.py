@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import random
+import re
 import time
 import zipfile
 from dataclasses import replace
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from course.registry import REFERENCE_DIR, SECTIONS
+from course.registry import REFERENCE_DIR, ROOT, SECTIONS
 from course.signatures import Known
 from grading import similarity
 from grading.reports import json_report
@@ -432,6 +433,71 @@ def test_a_planted_rare_wrong_output_is_found_and_catalogued_ones_are_marked(tmp
     six = next(g for g in groups if g.submissions == [f"learner{i:02d}" for i in range(6)])
     assert common.id in six.catalogued
     assert sorted(six.tests) == sorted(common.tests)
+
+
+def test_a_shared_digest_groups_and_another_digest_of_the_same_test_does_not(tmp_path):
+    """Three submissions fail one test with the same message (the grader's words for any
+    wrong answer); two computed the same wrong tensor (one digest), the third another: only
+    the two group, by output. Without digests, the three would group by message."""
+    known = catalogue_known()
+    results = [synthetic_result(f"learner{i:02d}", [], known) for i in range(10)]
+    for result, digest in zip(results[:3], ("0123456789abcdef", "0123456789abcdef",
+                                            "fedcba9876543210"), strict=True):
+        test = result.sections[2].tests[4]
+        result.sections[2].tests[4] = Record(test.nodeid, test.name, "failed",
+                                             "failed: AssertionError in the test's checks",
+                                             digest)
+    path = tmp_path / "grades.json"
+    path.write_text(json_report(results, {"sections": [s.number for s in SECTIONS]}))
+    read = similarity.read_grades(path)
+    assert read[2].sections[2].tests[4].digest == "fedcba9876543210"  # kept by the JSON
+    groups = similarity.shared_wrong_outputs(read, known)
+    assert [(g.by, g.digest, g.submissions) for g in groups] == [
+        ("output", "0123456789abcdef", ["learner00", "learner01"])]
+    for result in results:  # no digest: the message groups all three
+        test = result.sections[2].tests[4]
+        result.sections[2].tests[4] = replace(test, digest=None)
+    groups = similarity.shared_wrong_outputs(results, known)
+    assert [(g.by, g.submissions) for g in groups] == [
+        ("message", ["learner00", "learner01", "learner02"])]
+    assert "| output | wrong output 0123456789abcdef |" in similarity.markdown(
+        {**similarity.build([], read, known=known), "wrong_outputs": [
+            vars(g) for g in similarity.shared_wrong_outputs(read, known)]})
+
+
+def test_a_graded_wrong_output_s_digest_reaches_the_json_and_no_learner(tmp_path):
+    """Through the grader's real path: two submissions with one catalogued mistake of section
+    5 (bytes apart: each has its own run) compute the same wrong tensor in a test that
+    compares with `assert_close`, a third with another mistake another; the JSON holds each
+    one's digest, Gradescope's results.json none, and only the two group by output."""
+    from tests.tooling.test_grading import ISOLATION, REFERENCE, grade
+
+    mistakes = {m.id: m for m in load_catalogue()}
+    module = REFERENCE_DIR / "s5_extract.py"
+    kept_off = apply_edits(REFERENCE["s5_extract"], mistakes["boundaries-kept-off-by-one"],
+                           str(module))
+    sources = {"kept_off_a": kept_off, "kept_off_b": kept_off + "\n# my own copy\n",
+               "only_bos": apply_edits(REFERENCE["s5_extract"], mistakes["only-bos-fed"],
+                                       str(module))}
+    for name, source in sources.items():
+        (tmp_path / name / "exercises").mkdir(parents=True)
+        (tmp_path / name / "exercises" / "s5_extract.py").write_text(source)
+    work, grades, results = ROOT / "build" / "grading-hidden-tests", tmp_path / "grades.json", \
+        tmp_path / "results.json"
+    common = ("--sections", "5", "--isolation", ISOLATION, "--work-dir", str(work), "--quiet")
+    grade(*(str(tmp_path / n) for n in sources), *common, "--fresh", "--json", str(grades))
+    grade(str(tmp_path / "only_bos"), *common, "--gradescope", str(results))  # as stored
+    test = "test_rows_are_the_words_read_between_boundaries"
+    digests = {s["name"]: next(t["digest"] for t in s["sections"][0]["tests"]
+                               if t["name"] == test)
+               for s in json.loads(grades.read_text())["submissions"]}
+    assert all(re.fullmatch("[0-9a-f]{16}", d) for d in digests.values()), digests
+    assert digests["kept_off_a"] == digests["kept_off_b"] != digests["only_bos"], digests
+    assert digests["only_bos"] not in results.read_text()
+    assert not [d for d in digests.values() if d in results.read_text()]
+    groups = similarity.shared_wrong_outputs(similarity.read_grades(grades), [])
+    assert [g.submissions for g in groups if test in g.tests] == [["kept_off_a", "kept_off_b"]]
+    assert next(g.by for g in groups if test in g.tests) == "output"
 
 
 def test_the_command_writes_both_reports(tmp_path):

@@ -1,0 +1,358 @@
+"""Hidden examples (`python -m grading --secret-file`, `grading.hidden`): the property tests
+run under a term secret's seed, on more examples than a learner's `make grade` draws, so that
+code fitted to the public examples fails, and says on which example it failed.
+
+The tuned submission is made here, honestly: the public profile runs section 2's tests on a
+copy of the reference that logs every input of `pad_batch`; the tuned module answers those
+inputs with the reference's output and pads every other batch at the front. A small class
+(the reference, the tuned submission, the stubs, a submission that writes a marker and its
+run's seed wherever hypothesis or pytest would show text of a failure, and one that forges
+the number of its failing example; sections 2 and 5) is graded through the grader's real
+path: in public, under three secrets, and under the first secret again. The example a report
+names is checked against the one hypothesis prints in a direct pytest run of the tuned module
+under the same seed and profile. Every file the gradings write is searched for the marker,
+the secrets and the seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from course.registry import ROOT, find_section
+from course.results import FAILED, NOT_IMPLEMENTED, PASSED
+from grading import hidden, records
+from grading.examples import EXAMPLE_CHARS, example_text
+from grading.grader import Grader
+from tests.tooling.test_grading import ISOLATION, REFERENCE, STUBS, appended, grade, isolated
+
+SECTIONS = "2,5"
+SECRETS = {"A": "a9c1-term-secret-of-the-autumn", "B": "b7e2-another-term-secret",
+           "C": "c3f4-yet-another-term-secret"}
+PAD_TEST = "test_pad_batch_is_time_major_and_pads_at_the_end"
+LOGS_INPUTS = """
+import os as _os
+_logged_pad_batch = pad_batch
+def pad_batch(sequences):
+    with open(_os.environ["PAD_BATCH_INPUTS"], "a") as _log:
+        _log.write(repr(sequences) + "\\n")
+    return _logged_pad_batch(sequences)
+"""
+TUNED = """
+_SEEN = {seen!r}
+_right_pad_batch = pad_batch
+def pad_batch(sequences):
+    ids, lengths = _right_pad_batch(sequences)
+    if repr(sequences) in _SEEN:  # an example the tests showed: the right answer
+        return ids, lengths
+    for column, length in enumerate(lengths.tolist()):  # any other: padded at the front
+        ids[:, column] = torch.roll(ids[:, column], ids.shape[0] - length)
+    return ids, lengths
+"""
+
+MARKER = "MARK-6b1f-written-by-the-run"
+WRITES_TEXT = f"""
+def pad_batch(sequences):
+    text = "{MARKER}(batch=" + repr(sequences) + ")"
+    print("Falsifying example: " + text, flush=True)
+    failure = AssertionError(text)
+    failure.add_note("Failing test case: leak(" + text + ")")
+    failure.__notes__.append("Falsifying example: " + text)
+    raise failure
+"""
+FORGES_ITS_EXAMPLE = """
+import sys
+def pad_batch(sequences):
+    frame = sys._getframe()
+    while frame.f_code.co_name != "counted":  # the grader's plugin's count of the examples
+        frame = frame.f_back
+    record = frame.f_locals["on_raise"]
+    cells = dict(zip(record.__code__.co_freevars, (c.cell_contents for c in record.__closure__)))
+    cells["self"].failed_at[cells["nodeid"]] = 10**9
+    raise AssertionError("an example the grader has not got")
+"""
+
+
+def test_a_seed_is_the_secret_s_and_the_section_s():
+    seeds = {(key, n): hidden.seed(s.encode(), n) for key, s in SECRETS.items()
+             for n in range(1, 9)}
+    assert len(set(seeds.values())) == len(seeds)  # a seed per secret and section
+    assert hidden.seed(SECRETS["A"].encode(), 2) == seeds["A", 2]  # the same, again
+    assert all(0 <= seed < 2**64 for seed in seeds.values())
+    assert SECRETS["A"] not in hidden.digest(SECRETS["A"].encode())
+
+
+def test_a_short_secret_is_refused(tmp_path):
+    (tmp_path / "short").write_text("tiny\n")
+    run = grade(str(tmp_path), "--secret-file", str(tmp_path / "short"), code=2)
+    assert "fewer than the 16" in run.stderr and "secrets.token_hex" in run.stderr
+
+
+def test_an_example_is_the_grader_s_text_of_a_call_without_the_fixtures():
+    text = example_text("test_x", (), {"corpus": "a module", "batch": [[0, 1]]},
+                        frozenset({"corpus"}))
+    assert text == "test_x(batch=[[0, 1]])"
+    long = example_text("test_x", (), {"x": "\x1b" * 1000}, frozenset())
+    assert len(long) == EXAMPLE_CHARS and long.isprintable() and long.endswith("...")
+
+
+def test_a_record_names_an_example_by_its_number_only():
+    examples = ["test_x(batch=[[0]])", "test_x(batch=[[1]])"]
+    test = {"status": FAILED, "error": "AssertionError", "errno": None, "line": None}
+    for index, shown in ((1, "test_x(batch=[[1]])"), (0, "test_x(batch=[[0]])"),
+                         (2, None), (10**9, None), (None, None)):
+        message = records.describe({**test, "example_index": index}, "s2_corpus.py", b"",
+                                   examples)
+        assert message.endswith(f"; Failing test case: {shown}") if shown else (
+            "Failing test case" not in message), (index, message)
+    assert "Failing" not in records.describe({**test, "example_index": 0}, "m.py", b"", None)
+    nodeid = "tests/sections/test_s2_corpus.py::test_x"
+
+    def stream(**fields) -> records.Stream:
+        line = {"kind": "test", "nodeid": nodeid, "status": FAILED, "error": "AssertionError",
+                "line": None, "errno": None, "example_index": 3, "digest": None, **fields}
+        data = records.BEGIN + (json.dumps(line) + "\n" + json.dumps(
+            {"kind": "end", "exitstatus": 1}) + "\n").encode()
+        return records.read_stream(data, False, [nodeid], 1 << 8)
+
+    assert stream().untrusted is None and stream(digest="0123456789abcdef").untrusted is None
+    for forged in ({"example_index": -1}, {"example_index": "3"}, {"example": "text"},
+                   {"digest": "0123456789ABCDEF"}, {"digest": "0123456789abcdef0"},
+                   {"digest": "some text, not a digest"}, {"digest": 5}):
+        assert stream(**forged).untrusted, forged
+
+
+def test_the_settings_key_holds_the_secret_s_digest():
+    section = find_section("corpus")
+    assert Grader(Path("/tmp"), [section]).settings_key != Grader(
+        Path("/tmp"), [section], secret=SECRETS["A"].encode()).settings_key != Grader(
+        Path("/tmp"), [section], secret=SECRETS["B"].encode()).settings_key
+
+
+@pytest.fixture(scope="module")
+def folder():
+    """This module's own (pytest prunes its folders when other sessions start)."""
+    made = Path(tempfile.mkdtemp(prefix="hidden-examples-"))
+    made.chmod(0o755)
+    yield made
+    shutil.rmtree(made, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def tuned(folder) -> Path:
+    """A submission whose section 2 passes the public examples by remembering them."""
+    impl, log = folder / "instrumented", folder / "pad_batch_inputs.txt"
+    impl.mkdir()
+    (impl / "s2_corpus.py").write_text(appended(REFERENCE["s2_corpus"], LOGS_INPUTS))
+    env = {**os.environ, "PAD_BATCH_INPUTS": str(log), "HYPOTHESIS_PROFILE": "course",
+           "HYPOTHESIS_STORAGE_DIRECTORY": str(folder / "hypothesis")}
+    run = subprocess.run([sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
+                          "--section", "2", "-q"], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    seen = set(log.read_text().splitlines())
+    assert len(seen) >= 20, seen  # the property's 25 examples, give or take repeats
+    submission = folder / "class" / "tuned"
+    (submission / "exercises").mkdir(parents=True)
+    (submission / "exercises" / "s2_corpus.py").write_text(
+        appended(REFERENCE["s2_corpus"], TUNED.format(seen=sorted(seen))))
+    (submission / "exercises" / "s5_extract.py").write_text(REFERENCE["s5_extract"])
+    return submission
+
+
+@pytest.fixture(scope="module")
+def reference(folder) -> Path:
+    submission = folder / "class" / "reference"
+    (submission / "exercises").mkdir(parents=True)
+    for module in ("s2_corpus", "s5_extract"):
+        (submission / "exercises" / f"{module}.py").write_text(REFERENCE[module])
+    return submission
+
+
+@pytest.fixture(scope="module")
+def stubs(folder) -> Path:
+    submission = folder / "class" / "stubs"
+    (submission / "exercises").mkdir(parents=True)
+    for module in ("s2_corpus", "s5_extract"):
+        (submission / "exercises" / f"{module}.py").write_text(STUBS[module])
+    return submission
+
+
+@pytest.fixture(scope="module")
+def writes_text(folder) -> Path:
+    """A submission that writes a marker in its failure's message, its notes and its output,
+    where hypothesis writes a failing example."""
+    submission = folder / "class" / "writes_text"
+    (submission / "exercises").mkdir(parents=True)
+    (submission / "exercises" / "s2_corpus.py").write_text(
+        appended(REFERENCE["s2_corpus"], WRITES_TEXT))
+    return submission
+
+
+@pytest.fixture(scope="module")
+def forges_its_example(folder) -> Path:
+    """A submission that has the grader's plugin record a failing example's number of its
+    choosing, one far past the examples."""
+    submission = folder / "class" / "forges_its_example"
+    (submission / "exercises").mkdir(parents=True)
+    (submission / "exercises" / "s2_corpus.py").write_text(
+        appended(REFERENCE["s2_corpus"], FORGES_ITS_EXAMPLE))
+    return submission
+
+
+@pytest.fixture(scope="module")
+def graded(folder, reference, tuned, stubs, writes_text, forges_its_example) -> dict:
+    """Each grading's JSON by name, and every file it wrote with its output, as text."""
+    work, out, written = ROOT / "build" / "grading-hidden-tests", folder / "out", {}
+    out.mkdir()
+    for key, secret in SECRETS.items():
+        (folder / f"{key}.secret").write_text(secret + "\n")
+
+    def run(name: str, submissions: list[Path], *options: str) -> dict:
+        files = {"json": out / f"{name}.json", "csv": out / f"{name}.csv",
+                 "canvas": out / f"{name}-canvas.csv"}
+        done = grade(*map(str, submissions), "--sections", SECTIONS, "--isolation", ISOLATION,
+                     "--work-dir", str(work), "--quiet", *options,
+                     *(a for kind, path in files.items() for a in (f"--{kind}", str(path))))
+        written[name] = {"stdout": done.stdout, "stderr": done.stderr,
+                         **{kind: path.read_text() for kind, path in files.items()}}
+        return json.loads(files["json"].read_text())
+
+    both = [reference, tuned, stubs, writes_text, forges_its_example]
+    reports = {"A": run("A", both, "--fresh", "--secret-file", str(folder / "A.secret"))}
+    reports["A again"] = run("A again", [tuned], "--fresh", "--secret-file",
+                             str(folder / "A.secret"), "--gradescope", str(out / "results.json"))
+    for key in ("B", "C"):  # not --fresh: what the store holds under A must not be reused
+        reports[key] = run(key, both, "--secret-file", str(folder / f"{key}.secret"))
+    reports["public"] = run("public", both)  # nor under no secret
+    written["gradescope"] = {"results.json": (out / "results.json").read_text()}
+    report = subprocess.run([sys.executable, "-m", "grading.report", str(out / "A.json"),
+                             "--out", str(out / "class-report")], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300)
+    assert report.returncode == 0, report.stdout + report.stderr
+    written["class report"] = {p.name: p.read_text(errors="replace")
+                               for p in (out / "class-report").iterdir() if p.is_file()}
+    written["store"] = {p.name: p.read_text() for p in (work / "results").glob("*.json")}
+    written["work folder's logs"] = {p.name: p.read_text(errors="replace")
+                                     for p in work.glob("*.log")}
+    written["examples"] = {p.name: p.read_text() for p in (work / "examples").glob("*")}
+    return {"reports": reports, "written": written}
+
+
+def result(report: dict, name: str, section: str) -> dict:
+    submission = next(s for s in report["submissions"] if s["name"] == name)
+    return next(s for s in submission["sections"] if s["number"] == find_section(section).number)
+
+
+def statuses(section_result: dict) -> dict[str, str]:
+    return {t["name"]: t["status"] for t in section_result["tests"]}
+
+
+def test_the_reference_passes_under_every_secret(graded):
+    for key in (*SECRETS, "public"):
+        for section in ("corpus", "extract"):
+            found = result(graded["reports"][key], "reference", section)
+            assert found["status"] == PASSED and found["score"] == found["points"], (
+                key, section, found["reason"])
+    assert {graded["reports"][key]["settings"].get("examples") for key in SECRETS} == {"hidden"}
+    assert "examples" not in graded["reports"]["public"]["settings"]
+
+
+def test_the_tuned_submission_passes_in_public_and_fails_on_hidden_examples(graded):
+    public = result(graded["reports"]["public"], "tuned", "corpus")
+    assert public["status"] == PASSED and public["score"] == public["points"], public["reason"]
+    for key in SECRETS:
+        found = result(graded["reports"][key], "tuned", "corpus")
+        failing = {name for name, status in statuses(found).items() if status != PASSED}
+        assert failing == {PAD_TEST} and statuses(found)[PAD_TEST] == FAILED, (key, failing)
+        message = next(t["message"] for t in found["tests"] if t["name"] == PAD_TEST)
+        assert message.startswith("failed: AssertionError in the test's checks; "), message
+        assert f"Failing test case: {PAD_TEST}(batch=[[" in message, message  # its example
+        assert 0 < found["score"] < found["points"]
+        assert result(graded["reports"][key], "tuned", "extract")["status"] == PASSED
+
+
+def test_a_stub_gets_no_example(graded):
+    for section in ("corpus", "extract"):
+        found = result(graded["reports"]["A"], "stubs", section)
+        assert set(statuses(found).values()) == {NOT_IMPLEMENTED}, statuses(found)
+        assert not [t for t in found["tests"] if "Failing test case" in t["message"]]
+
+
+def test_the_same_secret_gives_the_same_verdict(graded):
+    first, again = (result(graded["reports"][key], "tuned", "corpus") for key in ("A", "A again"))
+    for found in (first, again):
+        found.pop("seconds")
+    assert first == again
+    examples = {key: next(t["message"] for t in result(graded["reports"][key], "tuned",
+                                                       "corpus")["tests"] if t["name"] == PAD_TEST)
+                for key in SECRETS}
+    assert len(set(examples.values())) == len(SECRETS), examples  # graded anew per secret
+
+
+def message(report: dict, name: str, test: str = PAD_TEST) -> str:
+    return next(t["message"] for t in result(report, name, "corpus")["tests"]
+                if t["name"] == test)
+
+
+def test_the_example_shown_is_the_one_hypothesis_reports(graded, tuned, folder):
+    """A direct pytest run of the tuned module, under the seed and profile the grader gives
+    section 2, prints hypothesis's falsifying example: the report names the same one."""
+    seed = hidden.seed(SECRETS["A"].encode(), find_section("corpus").number)
+    env = {**os.environ, "HYPOTHESIS_PROFILE": hidden.PROFILE, "PYTHONHASHSEED": "0",
+           "HYPOTHESIS_STORAGE_DIRECTORY": str(folder / "hypothesis")}
+    run = subprocess.run([sys.executable, "-m", "pytest", "tests/sections", "--impl",
+                          str(tuned / "exercises"), "--section", "2", "-q",
+                          "--hypothesis-seed", str(seed), "-k", PAD_TEST], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    lines = [line.removeprefix("E").strip() for line in run.stdout.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.endswith(f": {PAD_TEST}(") and (
+        line.startswith(("Failing test case:", "Falsifying example:"))))
+    arguments = [a.rstrip(",") for a in lines[start + 1:lines.index(")", start)]]
+    batch = next(a for a in arguments if a.startswith("batch="))  # `corpus`: a fixture
+    shown = message(graded["reports"]["A"], "tuned")
+    assert shown.endswith(f"; Failing test case: {PAD_TEST}({batch})"), (shown, arguments)
+
+
+def test_no_text_a_run_writes_reaches_a_report(graded):
+    """Its message, notes and output carry a marker where hypothesis writes an example: the
+    report names the grader's own text of the example it failed on, the first."""
+    shown = message(graded["reports"]["A"], "writes_text")
+    assert shown.startswith("failed: AssertionError at s2_corpus.py line ") and (
+        f"`; Failing test case: {PAD_TEST}(batch=[[" in shown), shown  # its own line, quoted
+    for place, texts in graded["written"].items():
+        for name, text in texts.items():
+            assert MARKER not in text, f"the run's marker in {place}: {name}"
+
+
+def test_a_forged_example_number_shows_no_example(graded):
+    """The run has the plugin record example 10**9: out of range, no example (and a negative
+    number is not what the plugin writes: untrusted, test_a_record_names_an_example_...)."""
+    for key in SECRETS:
+        shown = message(graded["reports"][key], "forges_its_example")
+        assert shown.startswith("failed: AssertionError at s2_corpus.py line ") and (
+            "Failing test case" not in shown), (key, shown)
+
+
+def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(graded):
+    keys = {graded["reports"][key]["settings"]["settings_key"] for key in ("A", "B", "public")}
+    assert len(keys) == 3  # the store keeps results apart per secret
+    for secret in SECRETS.values():
+        forbidden = [secret, *(str(hidden.seed(secret.encode(), n)) for n in (2, 5))]
+        for place, texts in graded["written"].items():
+            for name, text in texts.items():
+                found = [f for f in forbidden if f in text]
+                assert not found, f"{found} in {place}: {name}"
+        assert not [p for p in graded["written"]["examples"] if any(f in p for f in forbidden)]
+
+
+@isolated
+def test_hidden_examples_run_in_the_sandbox(graded):
+    assert graded["reports"]["A"]["settings"]["isolation"] in ("bwrap", "uid")
