@@ -32,6 +32,7 @@ from grading import hidden, records
 from grading.examples import EXAMPLE_CHARS, example_text
 from grading.grader import Grader
 from tests.tooling.test_grading import ISOLATION, REFERENCE, STUBS, appended, grade, isolated
+from tests.tooling.test_similarity import HARM, build_class
 
 SECTIONS = "2,5"
 SECRETS = {"A": "a9c1-term-secret-of-the-autumn", "B": "b7e2-another-term-secret",
@@ -356,3 +357,39 @@ def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(graded):
 @isolated
 def test_hidden_examples_run_in_the_sandbox(graded):
     assert graded["reports"]["A"]["settings"]["isolation"] in ("bwrap", "uid")
+
+
+@pytest.fixture(scope="module")
+def generated_class(folder, tuned) -> tuple[dict[str, list[str]], dict, Path]:
+    """The generated class of tests/tooling/test_similarity.py (31: complete, partial,
+    broken, hostile, renamed copies, copies of the reference) and the tuned submission, their
+    section 2 graded under secret A."""
+    root = folder / "generated"
+    root.mkdir()
+    kinds = build_class(root)
+    shutil.copytree(tuned, root / "tuned")
+    (folder / "A.secret").write_text(SECRETS["A"] + "\n")
+    out = folder / "generated.json"
+    grade(*map(str, sorted(root.iterdir())), "--sections", "2", "--jobs", "2", "--fresh",
+          "--isolation", ISOLATION, "--work-dir", str(ROOT / "build" / "grading-hidden-tests"),
+          "--secret-file", str(folder / "A.secret"), "--json", str(out), "--quiet")
+    return kinds, json.loads(out.read_text()), root
+
+
+def test_on_a_generated_class_only_code_fitted_to_the_public_examples_fails(generated_class):
+    """Under hidden examples every correct section 2 of the class, written independently,
+    copied with renamed names, or the reference's, earns full marks; the stub none; the
+    tuned submission fails the property it was fitted to; and the module that would write a
+    file as it is imported wrote nothing here."""
+    kinds, report, root = generated_class
+    assert report["settings"].get("examples") == "hidden"
+    correct = [*kinds["complete"], *(c.split(":")[0] for c in kinds["copies"]),
+               *(c.split(":")[0] for c in kinds["part_copies"]), *kinds["reference"]]
+    assert len(report["submissions"]) >= 30 and len(correct) >= 15
+    for name in correct:
+        found = result(report, name, "corpus")
+        assert found["score"] == found["points"], (name, found["reason"], statuses(found))
+    assert set(statuses(result(report, "untouched", "corpus")).values()) == {NOT_IMPLEMENTED}
+    tuned = result(report, "tuned", "corpus")
+    assert {n for n, s in statuses(tuned).items() if s != PASSED} == {PAD_TEST}
+    assert not (root / HARM).exists()

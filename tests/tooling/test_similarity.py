@@ -197,8 +197,9 @@ class _Renamer(ast.NodeTransformer):
         self.rng = rng
 
     def visit_FunctionDef(self, node):
+        parameters = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
         assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
-                    and isinstance(n.ctx, ast.Store)}
+                    and isinstance(n.ctx, ast.Store)} - parameters  # a parameter keeps its name
         names = {name: f"{name}_{self.rng.choice(['v', 'val', 'my', 'x'])}{i}"
                  for i, name in enumerate(sorted(assigned))}
         for n in ast.walk(node):
