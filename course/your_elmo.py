@@ -6,14 +6,15 @@ The test run computes them as it ends (`course.results`, `--your-elmo FILE`: `wr
 the process that has torch and the sections loaded already; the progress table prints them.
 
 Each reading reuses what the tests already made: the biLM pre-trained with your sections
-(`course.pretrained`, cached on disk) and the untrained biLM it started from. What takes
-more than a moment (section 7's probes) is cached in build/your-elmo/, keyed by your
-modules' bytes, so only the first run after an edit pays for it. The reference's numbers
+(`course.pretrained`, cached on disk) and the untrained biLM it started from. The lines are
+kept in build/your-elmo/, keyed by your modules' bytes, so only the first run after an edit
+computes them (section 7's probes train for a few seconds). The reference's numbers
 are means over the course's seeds (`course.reference_targets.NUMBERS`); yours are one seed's.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from . import analysis, experiments
 from .corpus import CORPUS, HELDOUT, HELDOUT_LABELS
 from .harness import Harness, Sections, sources_key
 from .pretrained import pretrained
-from .registry import BUILD_DIR, SECTIONS, Section, find_section
+from .registry import BUILD_DIR, SECTIONS, Section
 
 CACHE = BUILD_DIR / "your-elmo"
 TASKS = {"word class": "word_class", "word sense": "word_sense"}
@@ -43,18 +44,21 @@ def _layers(values) -> str:
     return " ".join(f"{float(v):6.3f}" for v in values)
 
 
-def _cached(name: str, sections: Sections, used: list[str], compute: Callable[[], dict]) -> dict:
-    """`compute()`, kept in build/your-elmo/ under the digest of the sections it used."""
-    key = sources_key(sections.package, [find_section(s) for s in used])[:16]
-    path = CACHE / f"{name}-{key}.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    found = compute()
-    CACHE.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.partial")
-    partial.write_text(json.dumps(found))
-    partial.replace(path)  # atomic: a run at the same time never reads half a file
-    return found
+# What the lines are computed with, besides the learner's sections: a change to any of these
+# files computes them again.
+COMPUTED_BY = ("your_elmo.py", "analysis.py", "experiments.py", "pretrained.py", "corpus.py",
+               "reference_targets.py")
+
+
+def _cache_key(sections: Sections, section: Section) -> str:
+    """A digest of the sections up to `section` as `sections` has them, and of the course
+    code that computes the lines."""
+    digest = hashlib.sha256(sources_key(sections.package, list(SECTIONS[:section.number]))
+                            .encode())
+    for name in COMPUTED_BY:
+        path = Path(__file__).with_name(name)
+        digest.update(path.read_bytes() if path.exists() else b"")
+    return digest.hexdigest()[:16]
 
 
 def corpus(sections: Sections) -> list[str]:
@@ -124,22 +128,18 @@ def context(sections: Sections) -> list[str]:
 
 
 def layer_weights(sections: Sections) -> list[str]:
-    def compute() -> dict:
-        found = pretrained(sections.package)
-        return {result.name: {"weights": [float(w) for w in result.weights],
-                              "accuracy": float(result.accuracy), "chance": result.chance}
-                for result in (analysis.evaluate_task(sections, task) for task in (
-                    analysis.word_class_task(sections, found.model, found.word2idx),
-                    analysis.sense_task(sections, found.model, found.word2idx)))}
-
+    found = pretrained(sections.package)
     lines = []
-    for name, result in _cached("mix", sections, [s.name for s in SECTIONS[:7]],
-                                compute).items():
+    for result in (analysis.evaluate_task(sections, task) for task in (
+            analysis.word_class_task(sections, found.model, found.word2idx),
+            analysis.sense_task(sections, found.model, found.word2idx))):
         reference = _reference()
-        lines.append(f"{name}: your mix's weights s_0 s_1 s_2 {_layers(result['weights'])}, "
-                     f"accuracy {result['accuracy']:.2f} (chance {result['chance']:.2f})"
-                     + (f"; the reference's {_layers(reference['weights'][TASKS[name]])}, "
-                        f"{reference['mix_accuracy'][TASKS[name]]:.2f}" if reference else ""))
+        lines.append(f"{result.name}: your mix's weights s_0 s_1 s_2 "
+                     f"{_layers(result.weights)}, accuracy {float(result.accuracy):.2f} "
+                     f"(chance {result.chance:.2f})"
+                     + (f"; the reference's {_layers(reference['weights'][TASKS[result.name]])}, "
+                        f"{reference['mix_accuracy'][TASKS[result.name]]:.2f}"
+                        if reference else ""))
     return lines
 
 
@@ -166,9 +166,19 @@ SHOWN: dict[str, Callable[[Sections], list[str]]] = {
 
 
 def show(section: Section, impl_dir: Path) -> list[str]:
-    """The lines that `section` of `impl_dir` shows when it passes, with its notebook."""
-    return [*SHOWN[section.name](Harness(impl_dir).sections(section)),
-            f"the section's notebook shows more: notebooks/{section.notebook}"]
+    """The lines that `section` of `impl_dir` shows when it passes, with its notebook; kept
+    in build/your-elmo/ under `_cache_key`, so that a run after no edit only reads them."""
+    sections = Harness(impl_dir).sections(section)
+    path = CACHE / f"{section.name}-{_cache_key(sections, section)}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    lines = [*SHOWN[section.name](sections),
+             f"the section's notebook shows more: notebooks/{section.notebook}"]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    partial.write_text(json.dumps(lines))
+    partial.replace(path)  # atomic: a run at the same time never reads half a file
+    return lines
 
 
 def write(path: Path, ran_at: str, passed: list[int], impl_dir: Path) -> None:

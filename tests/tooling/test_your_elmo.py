@@ -73,8 +73,26 @@ def test_a_section_whose_lines_cannot_be_computed_says_so(tmp_path, monkeypatch)
         raise ValueError("no biLM")
 
     monkeypatch.setitem(your_elmo.SHOWN, "corpus", broken)
+    monkeypatch.setattr(your_elmo, "CACHE", tmp_path / "cache")  # none kept from another run
     path = tmp_path / "your-elmo.json"
     your_elmo.write(path, "2026-12-04T12:00:00+00:00", [1, 2], REFERENCE_DIR)
     found = json.loads(path.read_text())
     assert found == {"ran_at": "2026-12-04T12:00:00+00:00",
                      "sections": {"2": ["(could not show it: ValueError: no biLM)"]}}
+
+
+def test_the_lines_are_kept_until_a_module_changes(tmp_path, monkeypatch):
+    """A second run after no edit reads the lines it kept; an edit computes them again."""
+    monkeypatch.setattr(your_elmo, "CACHE", tmp_path / "cache")
+    impl = tmp_path / "impl"
+    impl.mkdir()
+    for section in SECTIONS:
+        (impl / section.file_name).write_bytes((REFERENCE_DIR / section.file_name).read_bytes())
+    calls = []
+    monkeypatch.setitem(your_elmo.SHOWN, "corpus", lambda sections: calls.append(1) or ["x"])
+    corpus = find_section("corpus")
+    assert your_elmo.show(corpus, impl) == your_elmo.show(corpus, impl) and len(calls) == 1
+    with (impl / corpus.file_name).open("a") as module:
+        module.write("\n# an edit\n")
+    your_elmo.show(corpus, impl)
+    assert len(calls) == 2
