@@ -211,7 +211,7 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
 # torch.
 
 
-def read_shown(path: Path | None, ran_at: str) -> dict[int, list[str]]:
+def read_your_elmo(path: Path | None, ran_at: str) -> dict[int, list[str]]:
     """{section number: lines} from the file that the run which began at `ran_at` wrote;
     nothing if it is missing, unreadable, or another run's."""
     try:
@@ -225,23 +225,23 @@ def read_shown(path: Path | None, ran_at: str) -> dict[int, list[str]]:
 
 
 def after_pass(progress: list[SectionProgress], ran: list[int],
-               shown: dict[int, list[str]]) -> list[str]:
-    """The lines of `shown` for each section of `ran` that is done, in course order."""
+               your_elmo: dict[int, list[str]]) -> list[str]:
+    """The lines of `your_elmo` for each section of `ran` that is done, in course order."""
     lines = []
     for p in progress:
         number = p.section.number
-        if number in ran and p.done and shown.get(number):
+        if number in ran and p.done and your_elmo.get(number):
             lines += ["", f"Your ELMo, section {number} ({p.section.name}):",
-                      *(f"  {line}" for line in shown[number])]
+                      *(f"  {line}" for line in your_elmo[number])]
     return lines
 
 
 def render(progress: list[SectionProgress], impl_dir: Path, ran: list[int] = (),
            now: datetime.datetime | None = None,
-           shown: dict[int, list[str]] | None = None) -> str:
+           your_elmo: dict[int, list[str]] | None = None) -> str:
     """The whole output: the table, the next step, then what passed sections show."""
     return "\n".join([table(progress, now), "", next_step(progress, impl_dir),
-                      *after_pass(progress, list(ran), shown or {})])
+                      *after_pass(progress, list(ran), your_elmo or {})])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -275,8 +275,8 @@ def main(argv: list[str] | None = None) -> int:
         ran_at = next((r.get("ran_at") for r in records if isinstance(r, dict)), "")
         state.save()
     your_elmo = args.your_elmo if args.your_elmo.is_absolute() else (ROOT / args.your_elmo)
-    shown_lines = read_shown(your_elmo, ran_at) if ran else {}
-    print(f"\n{render(from_state(state, impl_dir), impl_dir, ran, shown=shown_lines)}")
+    lines = read_your_elmo(your_elmo, ran_at) if ran else {}
+    print(f"\n{render(from_state(state, impl_dir), impl_dir, ran, your_elmo=lines)}")
     return 0
 
 

@@ -125,7 +125,7 @@ def test_a_passed_section_of_this_run_shows_the_lines_its_run_wrote(impl, tmp_pa
     state.record_run(records(2, [PASSED], impl), impl)
     state.record_run(records(3, ["failed"], impl), impl)
     shown = {1: ["your seed: 1 test"], 2: ["not this run"], 3: ["not passed"]}
-    text = render(from_state(state, impl), impl, ran=[1, 3], now=NOW, shown=shown)
+    text = render(from_state(state, impl), impl, ran=[1, 3], now=NOW, your_elmo=shown)
     assert text.endswith("Your ELMo, section 1 (setup):\n  your seed: 1 test"), text[-300:]
     assert "not this run" not in text and "not passed" not in text
 
@@ -134,12 +134,12 @@ def test_only_the_lines_of_the_run_just_recorded_are_read(tmp_path):
     path = tmp_path / "your-elmo.json"
     path.write_text(json.dumps({"ran_at": "2026-12-03T18:00:00+00:00",
                                 "sections": {"2": ["your vocabulary: 30 entries"]}}))
-    assert progress.read_shown(path, "2026-12-03T18:00:00+00:00") == {
+    assert progress.read_your_elmo(path, "2026-12-03T18:00:00+00:00") == {
         2: ["your vocabulary: 30 entries"]}
-    assert progress.read_shown(path, "2026-12-03T17:00:00+00:00") == {}  # an older run's
+    assert progress.read_your_elmo(path, "2026-12-03T17:00:00+00:00") == {}  # an older run's
     path.write_text("{not json")
-    assert progress.read_shown(path, "2026-12-03T18:00:00+00:00") == {}
-    assert progress.read_shown(tmp_path / "missing.json", "") == {}
+    assert progress.read_your_elmo(path, "2026-12-03T18:00:00+00:00") == {}
+    assert progress.read_your_elmo(tmp_path / "missing.json", "") == {}
 
 
 def test_make_test_section_collects_only_that_sections_file():
