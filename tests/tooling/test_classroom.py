@@ -19,6 +19,7 @@ from course import classroom
 from course.registry import ROOT, SECTIONS, find_section
 from tools import classroom as workflow_tool
 from tools import release
+from tools.class_example import catalogue_known, generate
 
 
 def reporter_points(result: dict) -> tuple[float, float]:
@@ -145,3 +146,19 @@ def test_a_run_that_left_no_records_is_an_error_worth_nothing(tmp_path):
                           str(tmp_path / "missing.json")], cwd=ROOT, capture_output=True,
                          text=True, timeout=60, check=True)
     assert classroom.decoded(out.stdout.partition("=")[2])["status"] == "error"
+
+
+def test_on_a_generated_class_the_reporter_gives_every_section_the_grader_s_points():
+    """The generated class of 30 (tools/class_example.py: complete, mistaken, unfinished),
+    each submission's section records handed to the reporter as its runner hands them: what
+    the reporter posts and what its log shows are the section's score as the grader gives it."""
+    graded = 0
+    for synthetic in generate(catalogue_known(), size=30, seed=2, unfinished=0.3):
+        for section in synthetic.result.sections:
+            records = [{"section": section.number, "name": t.name, "status": t.status,
+                        "message": t.message} for t in section.tests]
+            result = classroom.runner_result(find_section(section.number), records)
+            assert reporter_points(result) == pytest.approx((section.score, section.score)), (
+                synthetic.result.name, section.number)
+            graded += 1
+    assert graded == 30 * len(SECTIONS)
