@@ -117,8 +117,9 @@ class Grader:
             for section in self.sections if self.secret is not None else ():
                 self.examples[section.number] = self._examples(section, cache)
         except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as err:
-            raise GraderError(f"the grader cannot prepare its runs: {err}\n"
-                              + (run.stderr[-3000:] if run else "")) from err
+            raise GraderError(f"the grader cannot prepare its runs: {err}"
+                              + (f" (its preparation exited {run.returncode})\n"
+                                 f"{run.stderr[-3000:]}" if run else "")) from err
 
     def _examples(self, section: Section, cache: Path) -> dict[str, list[str]]:
         """The text of each hidden example of `section`'s property tests, by node id, as the

@@ -483,8 +483,9 @@ def test_a_graded_wrong_output_s_digest_reaches_the_json_and_no_learner(tmp_path
     for name, source in sources.items():
         (tmp_path / name / "exercises").mkdir(parents=True)
         (tmp_path / name / "exercises" / "s5_extract.py").write_text(source)
-    work, grades, results = ROOT / "build" / "grading-hidden-tests", tmp_path / "grades.json", \
-        tmp_path / "results.json"
+    # A work folder of its own: make check runs another test file's gradings at the same time.
+    work, grades, results = ROOT / "build" / "grading-similarity-tests", \
+        tmp_path / "grades.json", tmp_path / "results.json"
     common = ("--sections", "5", "--isolation", ISOLATION, "--work-dir", str(work), "--quiet")
     grade(*(str(tmp_path / n) for n in sources), *common, "--fresh", "--json", str(grades))
     grade(str(tmp_path / "only_bos"), *common, "--gradescope", str(results))  # as stored
