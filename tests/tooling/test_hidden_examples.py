@@ -31,7 +31,15 @@ from course.results import FAILED, NOT_IMPLEMENTED, PASSED
 from grading import hidden, records
 from grading.examples import EXAMPLE_CHARS, example_text
 from grading.grader import Grader
-from tests.tooling.test_grading import ISOLATION, REFERENCE, STUBS, appended, grade, isolated
+from tests.tooling.test_grading import (
+    ISOLATION,
+    REFERENCE,
+    STUBS,
+    appended,
+    grade,
+    isolated,
+    write_submission,
+)
 from tests.tooling.test_similarity import HARM, build_class
 
 SECTIONS = "2,5"
@@ -160,52 +168,37 @@ def tuned(folder) -> Path:
     assert run.returncode == 0, run.stdout + run.stderr
     seen = set(log.read_text().splitlines())
     assert len(seen) >= 20, seen  # the property's 25 examples, give or take repeats
-    submission = folder / "class" / "tuned"
-    (submission / "exercises").mkdir(parents=True)
-    (submission / "exercises" / "s2_corpus.py").write_text(
-        appended(REFERENCE["s2_corpus"], TUNED.format(seen=sorted(seen))))
-    (submission / "exercises" / "s5_extract.py").write_text(REFERENCE["s5_extract"])
-    return submission
+    return write_submission(folder / "class" / "tuned", {
+        "s2_corpus": appended(REFERENCE["s2_corpus"], TUNED.format(seen=sorted(seen))),
+        "s5_extract": REFERENCE["s5_extract"]})
 
 
 @pytest.fixture(scope="module")
 def reference(folder) -> Path:
-    submission = folder / "class" / "reference"
-    (submission / "exercises").mkdir(parents=True)
-    for module in ("s2_corpus", "s5_extract"):
-        (submission / "exercises" / f"{module}.py").write_text(REFERENCE[module])
-    return submission
+    return write_submission(folder / "class" / "reference",
+                            {m: REFERENCE[m] for m in ("s2_corpus", "s5_extract")})
 
 
 @pytest.fixture(scope="module")
 def stubs(folder) -> Path:
-    submission = folder / "class" / "stubs"
-    (submission / "exercises").mkdir(parents=True)
-    for module in ("s2_corpus", "s5_extract"):
-        (submission / "exercises" / f"{module}.py").write_text(STUBS[module])
-    return submission
+    return write_submission(folder / "class" / "stubs",
+                            {m: STUBS[m] for m in ("s2_corpus", "s5_extract")})
 
 
 @pytest.fixture(scope="module")
 def writes_text(folder) -> Path:
     """A submission that writes a marker in its failure's message, its notes and its output,
     where hypothesis writes a failing example."""
-    submission = folder / "class" / "writes_text"
-    (submission / "exercises").mkdir(parents=True)
-    (submission / "exercises" / "s2_corpus.py").write_text(
-        appended(REFERENCE["s2_corpus"], WRITES_TEXT))
-    return submission
+    return write_submission(folder / "class" / "writes_text",
+                            {"s2_corpus": appended(REFERENCE["s2_corpus"], WRITES_TEXT)})
 
 
 @pytest.fixture(scope="module")
 def forges_its_example(folder) -> Path:
     """A submission that has the grader's plugin record a failing example's number of its
     choosing, one far past the examples."""
-    submission = folder / "class" / "forges_its_example"
-    (submission / "exercises").mkdir(parents=True)
-    (submission / "exercises" / "s2_corpus.py").write_text(
-        appended(REFERENCE["s2_corpus"], FORGES_ITS_EXAMPLE))
-    return submission
+    return write_submission(folder / "class" / "forges_its_example",
+                            {"s2_corpus": appended(REFERENCE["s2_corpus"], FORGES_ITS_EXAMPLE)})
 
 
 @pytest.fixture(scope="module")
