@@ -114,14 +114,18 @@ def diagnose(found: torch.Tensor, expected: torch.Tensor, time_dim: int = 0,
     return None
 
 
-def difference(found: torch.Tensor, expected: torch.Tensor) -> str:
-    """The largest difference and where it is, in one line."""
+def difference(found: torch.Tensor, expected: torch.Tensor, dims: tuple[str, ...] = ()
+               ) -> str:
+    """The largest difference and where it is, in one line: at index (2, 0, 16), or, given
+    a name per dimension (`dims`), at layer 2, position 0, unit 16."""
     if found.shape != expected.shape:
         return f"shape {tuple(found.shape)} where {tuple(expected.shape)} is expected"
     found, expected = found.detach().double().cpu(), expected.detach().double().cpu()
     gap = (found - expected).abs()
     where = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape)) if gap.dim() else ()
-    return (f"largest difference {float(gap.max()):.4g} at index {where} (found "
+    at = (", ".join(f"{name} {i}" for name, i in zip(dims, where, strict=True))
+          if len(dims) == len(where) > 0 else f"index {where}")
+    return (f"largest difference {float(gap.max()):.4g} at {at} (found "
             f"{float(found[where]):.4g}, expected {float(expected[where]):.4g}); "
             f"{int((gap > 0).sum())} of {gap.numel()} values differ")
 
@@ -140,10 +144,11 @@ def output_digest(found: torch.Tensor, atol: float = 1e-5) -> str:
 
 
 def assert_close(found: torch.Tensor, expected: torch.Tensor, what: str, time_dim: int = 0,
-                 atol: float = 1e-5, rtol: float = 1e-4, hint: str = "") -> None:
+                 atol: float = 1e-5, rtol: float = 1e-4, hint: str = "",
+                 dims: tuple[str, ...] = ()) -> None:
     """Raise AssertionError, in the course's terms, unless `found` is `expected` within
     tolerance: `what` differs, then the mistake that explains it (if one does), then `hint`,
-    then the largest difference."""
+    then the largest difference and where it is (`dims`: a name per dimension)."""
     found_t, expected_t = torch.as_tensor(found), torch.as_tensor(expected)
     if found_t.shape == expected_t.shape and torch.allclose(
             found_t.detach().double().cpu(), expected_t.detach().double().cpu(),
@@ -155,7 +160,7 @@ def assert_close(found: torch.Tensor, expected: torch.Tensor, what: str, time_di
         parts.append(f"it matches the expected one with {explained}")
     if hint:
         parts.append(hint)
-    parts.append(difference(found_t, expected_t))
+    parts.append(difference(found_t, expected_t, dims))
     error = AssertionError(": ".join(parts[:2]) + "".join(f"; {p}" for p in parts[2:]))
     error.output_digest = output_digest(found_t, atol)  # for the instructors' results
     raise error

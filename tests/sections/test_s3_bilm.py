@@ -211,18 +211,28 @@ def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, batch):
     for b, sentence in enumerate(batch):
         n = len(sentence)
         alone = model(torch.tensor(sentence).unsqueeze(1))
-        for name, got, want in [("layers", together.layers[:, :n, b], alone.layers[:, :, 0]),
-                                ("forward_logits", together.forward_logits[:n, b],
-                                 alone.forward_logits[:, 0]),
-                                ("backward_logits", together.backward_logits[:n, b],
-                                 alone.backward_logits[:, 0])]:
-            assert_close(got, want, f"sentence {b}'s {name} (length {n} in a batch padded to "
-                         f"{ids.shape[0]}), against the sentence run alone", **TOL, hint=(
-                             "does the backward LSTM reverse each sentence within its own "
-                             "length, not the padded tensor as a whole?"))
-        assert not together.layers[:, n:, b].any(), (
-            f"sentence {b}: layers must be zero at its padded positions {n}..{ids.shape[0] - 1}"
-        )
+        for name, got, want, dims in [
+                ("layers", together.layers[:, :n, b], alone.layers[:, :, 0],
+                 ("layer", "position", "unit")),
+                ("forward_logits", together.forward_logits[:n, b], alone.forward_logits[:, 0],
+                 ("position", "word")),
+                ("backward_logits", together.backward_logits[:n, b],
+                 alone.backward_logits[:, 0], ("position", "word"))]:
+            assert_close(got, want, f"sentence {b}'s {name} in a batch padded to "
+                         f"{ids.shape[0]} (the sentence's length {n})", **TOL, dims=dims,
+                         hint=(f"the expected {name} are those the sentence gets when it "
+                               "runs alone; does the backward LSTM reverse each sentence "
+                               "within its own length, not the padded tensor as a whole?"))
+        padded = together.layers[:, n:, b]
+        nonzero = [layer for layer in range(padded.shape[0]) if padded[layer].any()]
+        positions = range(n, ids.shape[0])
+        assert not nonzero, (
+            f"sentence {b} (length {n}): layer {', '.join(map(str, nonzero))} must be zero at "
+            f"its padded position{'s' if len(positions) > 1 else ''} "
+            f"{', '.join(map(str, positions))}, and is not" + (
+                " (layer 0 is [p; p]: p must be zero at padding, though token_projection's bias "
+                "is not)"
+                if 0 in nonzero else ""))
 
 
 @given(st.data())

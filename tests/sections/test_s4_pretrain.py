@@ -189,9 +189,13 @@ def test_each_epoch_visits_every_sentence_once_in_batches(setup, bilm, corpus, p
     )
     for epoch in range(3):
         seen = Counter(s for step in recorder.steps[3 * epoch: 3 * epoch + 3] for s in step)
+        stranger = next((s for s in seen if s not in encoded), None)
         assert seen == Counter(encoded), (
-            f"epoch {epoch + 1} should visit each sentence exactly once (BOS ... EOS); "
-            f"it visited {sorted(seen.values())} times the {len(seen)} sentences it saw"
+            f"epoch {epoch + 1} should visit each of the 5 sentences exactly once (BOS ... EOS); "
+            + (f"it visited {sorted(seen.values())} times the {len(seen)} sentences it saw"
+               if stranger is None else f"it read {list(stranger)}, which is none of them"
+               + (": its end is padding (0), so the model read the padded batch without its "
+                  "lengths" if stranger[-1] == corpus.PAD else ""))
         )
 
 
@@ -303,11 +307,18 @@ def test_the_first_step_is_adam_with_the_recipes_learning_rate(setup, bilm, corp
     for name, before in snapshots.weights[0].items():
         moved, grad = after[0][name] - before, grads[name]
         clear = grad.abs() > 1e-5  # where the sign of the gradient is beyond rounding
-        assert torch.allclose(moved[clear], -lr * grad[clear].sign(), atol=0.1 * lr), (
-            f"after the first step, {name} moved by up to {moved.abs().max():.4g}, not by "
-            f"the learning rate ({lr}) against the sign of the gradient of bilm_loss on the "
-            "padded batch: is the optimizer Adam with the recipe's learning rate, and does the "
-            "model read the batch with its lengths?"
+        wrong = ~torch.isclose(moved[clear], -lr * grad[clear].sign(), atol=0.1 * lr)
+        backwards = torch.isclose(moved[clear][wrong], lr * grad[clear][wrong].sign(),
+                                  atol=0.1 * lr).all()
+        assert not wrong.any(), (
+            f"after the first step, {int(wrong.sum())} of {int(clear.sum())} weights of {name} "
+            f"did not move by the learning rate ({lr}) against the sign of their gradient of "
+            "bilm_loss on the padded batch read with its lengths: " + (
+                "they moved by the learning rate, but the other way, so their gradient was "
+                "another's: does the model read the batch with its lengths?" if backwards else
+                f"they moved by up to {moved[clear][wrong].abs().max():.4g}: is the optimizer "
+                "Adam with the recipe's learning rate, and does the model read the batch with "
+                "its lengths?")
         )
 
 
@@ -319,7 +330,10 @@ def test_one_optimizer_follows_each_batchs_own_gradient(setup, bilm, corpus, pre
     lr = 0.02
     model, snapshots, after, word2idx = stepped(setup, bilm, corpus, pretrain, sentences,
                                                 (1, lr, 1))
-    second_ids, second_lengths = snapshots.batches[1][:2]
+    assert all(len(batch) == 2 for batch in snapshots.batches), (
+        "train_bilm should run the model on each batch's ids and lengths, model(ids, lengths); "
+        f"it ran it on {min(map(len, snapshots.batches))} argument(s)")
+    second_ids, second_lengths = snapshots.batches[1]
     grads = gradient(bilm, pretrain, model, snapshots.weights[1], second_ids, second_lengths)
     first_moved = {n: after[0][n] - w for n, w in snapshots.weights[0].items()}
     still = {n: (first_moved[n].abs() > 0.5 * lr) & (grads[n] == 0) for n in grads}

@@ -105,3 +105,10 @@ def test_a_mismatch_fingerprints_the_wrong_output_and_nothing_of_the_expected():
     assert digest(wrong, STATES + 1) == first  # another expected tensor: the same digest
     assert digest(wrong[..., :4], STATES) != first  # another output
     assert digest(STATES * 2, STATES) != first
+
+
+def test_the_largest_difference_is_placed_by_the_dimensions_names():
+    found = STATES.clone()
+    found[2, 1, 5] += 1
+    with pytest.raises(AssertionError, match="at position 2, sentence 1, unit 5 "):
+        assert_close(found, STATES, "the states", dims=("position", "sentence", "unit"))
