@@ -183,10 +183,9 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
         return "\n".join([f"All {len(progress)} sections pass. Well done.", *rerun])
     section, problem = unfinished.section, unfinished.first_problem
     lines = [f"Next: section {section.number} ({section.name}), {section.title}, in "
-             f"{shown(impl_dir / section.file_name)}",
-             f"  hint: {section.hint}"]
-    if problem is None:
-        lines.append(f"  not run yet: make test SECTION={section.number}")
+             f"{shown(impl_dir / section.file_name)}"]
+    if problem is None:  # once it has run, its first problem and `make hint` say more
+        lines += [f"  hint: {section.hint}", f"  not run yet: make test SECTION={section.number}"]
         return "\n".join([*lines, *rerun])
     # A test's own message comes before pytest's " assert ..." introspection: show only it.
     message, _, introspection = problem["message"].partition(" assert ")

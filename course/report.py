@@ -178,10 +178,12 @@ def _known_mistakes(terminalreporter) -> None:
                         else (0, []))
         if not known:
             continue
-        alike = "the very tests it fails" if score == 1 else f"{score:.0%} alike"
-        which = "a known mistake" if len(known) == 1 else f"one of {len(known)} known mistakes"
-        lines.append(f"section {section.number} ({section.name}): your failures match {which} "
-                     f"({alike}):")
+        alike = "exactly the tests" if score == 1 else f"{score:.0%} like the tests"
+        which = "a known mistake fails" if len(known) == 1 else \
+            f"each of {len(known)} known mistakes fails"
+        lines.append(f"section {section.number} ({section.name}): your failing tests are "
+                     f"{alike} that {which}; check whether it is yours (your messages above "
+                     "say what your code gave):")
         lines += [f"  - {k.mistake}\n    the idea: {k.concept}" for k in known]
     if lines:
         terminalreporter.write_sep("=", "what your failures look like")

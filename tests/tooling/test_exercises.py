@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from course.harness import Harness
-from course.progress import next_step, summarise, table
+from course.progress import SectionProgress, next_step, summarise, table
 from course.registry import ROOT, SECTIONS, STUB_MESSAGE, find_section
 from course.results import NOT_IMPLEMENTED, PASSED
 from tools import exercises as gen
@@ -483,7 +483,10 @@ def test_progress_gives_points_in_proportion_and_the_next_step():
         "the bonus section's points come on top of the 100")
     step = next_step(progress, ROOT / "exercises")
     assert "section 3 (bilm)" in step and "exercises/s3_bilm.py" in step
-    assert BILM.hint in step and "test_shapes (failed)" in step and "SECTION=3" in step
+    assert "test_shapes (failed)" in step and "SECTION=3" in step
+    assert BILM.hint not in step, "once a section has run, its first problem, not its tip"
+    assert "hint: " in next_step(progress[:2] + [SectionProgress(BILM, ())] + progress[3:],
+                                 ROOT / "exercises"), "before its first run, its tip"
     assert "layers: expected (3, 7, 1, 512)" in step and "torch.Size" not in step
 
 
