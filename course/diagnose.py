@@ -117,12 +117,15 @@ def diagnose(found: torch.Tensor, expected: torch.Tensor, time_dim: int = 0,
 def difference(found: torch.Tensor, expected: torch.Tensor, dims: tuple[str, ...] = ()
                ) -> str:
     """The largest difference and where it is, in one line: at index (2, 0, 16), or, given
-    a name per dimension (`dims`), at layer 2, position 0, unit 16."""
+    a name per dimension (`dims`), at layer 2, position 0, unit 16; of a scalar, the two
+    values."""
     if found.shape != expected.shape:
         return f"shape {tuple(found.shape)} where {tuple(expected.shape)} is expected"
     found, expected = found.detach().double().cpu(), expected.detach().double().cpu()
     gap = (found - expected).abs()
-    where = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape)) if gap.dim() else ()
+    if gap.dim() == 0:  # one number: nowhere to place it
+        return f"found {float(found):.4g}, expected {float(expected):.4g}"
+    where = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape))
     at = (", ".join(f"{name} {i}" for name, i in zip(dims, where, strict=True))
           if len(dims) == len(where) > 0 else f"index {where}")
     return (f"largest difference {float(gap.max()):.4g} at {at} (found "

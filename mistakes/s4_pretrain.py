@@ -53,6 +53,22 @@ MISTAKES = [
         edits=[Edit("bilm_loss", "ids[:-1].masked_fill(~valid[1:], PAD)", "ids[:-1]")],
     ),
     Mistake(
+        "padding-target-counted",
+        "the forward predictions are masked by their position alone, so </s> of a shorter "
+        "sentence is scored against the <pad> after it",
+        concept="a prediction counts only when both its position and its target are real",
+        caught_by="test_a_sentence_s_last_token_predicts_no_padding",
+        edits=[Edit("bilm_loss", "ids[1:].masked_fill(~valid[1:], PAD)",
+                    "ids[1:].masked_fill(~valid[:-1], -100)"),
+               Edit("bilm_loss", """
+            output.forward_logits[:-1].reshape(-1, vocab), forward_targets.reshape(-1),
+            ignore_index=PAD,
+        """, """
+            output.forward_logits[:-1].reshape(-1, vocab), forward_targets.reshape(-1),
+            ignore_index=-100,
+        """)],
+    ),
+    Mistake(
         "directions-averaged",
         "the loss is the mean of the two directions' cross-entropies",
         concept="the loss is forward CE + backward CE, their sum",

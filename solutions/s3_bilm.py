@@ -58,9 +58,10 @@ class BiLMOutput(NamedTuple):
 def reverse_within_lengths(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse each sequence of a time-major batch within its own length; padding stays put.
 
-    Works on the device of `x`, with `lengths` on the CPU or on that device: make every
-    index tensor on `x.device` (the tests run it on PyTorch's `meta` device, which has shapes
-    but no values, so read no value of a tensor there: no `.item()`, `int(...)` or `if`).
+    Works wherever `x` lives (a GPU included), with `lengths` on the CPU or on that device:
+    every tensor the function makes must live on `x.device`. The tests run it on PyTorch's
+    `meta` device, which has shapes but no values: there they accept an operation that
+    needs values (`.item()`, a boolean mask) but not one that mixes tensors of two devices.
 
     Args:
         x: (T, B, ...) a padded batch.

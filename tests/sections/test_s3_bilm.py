@@ -242,7 +242,7 @@ def test_forward_direction_never_sees_the_token_it_predicts(small, data):
     ids = torch.tensor(data.draw(id_sequences(VOCAB, 2, 9))).unsqueeze(1)
     k = data.draw(st.integers(1, ids.shape[0] - 1))
     changed = ids.clone()
-    changed[k] = (ids[k] + 1) % VOCAB
+    changed[k] = ids[k] % (VOCAB - 1) + 1  # another real token
     before, after = model(ids), model(changed)
     assert close(before.forward_logits[:k], after.forward_logits[:k]), (
         f"changing token {k} changed the forward prediction at positions < {k}: the forward "
@@ -261,7 +261,7 @@ def test_backward_direction_never_sees_the_token_it_predicts(small, data):
     ids = torch.tensor(data.draw(id_sequences(VOCAB, 2, 9))).unsqueeze(1)
     k = data.draw(st.integers(0, ids.shape[0] - 2))
     changed = ids.clone()
-    changed[k] = (ids[k] + 1) % VOCAB
+    changed[k] = ids[k] % (VOCAB - 1) + 1  # another real token
     before, after = model(ids), model(changed)
     assert close(before.backward_logits[k + 1:], after.backward_logits[k + 1:]), (
         f"changing token {k} changed the backward prediction at positions > {k}: the backward "

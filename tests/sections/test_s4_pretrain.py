@@ -42,7 +42,6 @@ def random_output(bilm, shape, seed):
 @given(batch=id_batches(VOCAB, max_batch=4, max_len=7, min_len=2), seed=st.integers(0, 99))
 def test_loss_is_forward_plus_backward_cross_entropy(bilm, corpus, pretrain, batch, seed):
     """The loss is the forward CE (t predicts t+1) plus the backward CE (t predicts t-1)."""
-    batch = [[max(i, 2) for i in sentence] for sentence in batch]  # a real token is never <pad>
     ids, lengths = corpus.pad_batch(batch)
     out = random_output(bilm, ids.shape, seed)
     got = pretrain.bilm_loss(out, ids, lengths)
@@ -68,6 +67,23 @@ def test_padding_never_counts_in_the_loss(bilm, corpus, pretrain):
     assert torch.allclose(changed, loss), (
         f"changing the logits at padded positions changed the loss from {float(loss):.4f} to "
         f"{float(changed):.4f}: padding is counted, as a position or as a target"
+    )
+
+
+def test_a_sentence_s_last_token_predicts_no_padding(bilm, corpus, pretrain):
+    """The forward prediction at a shorter sentence's </s>, whose next token is <pad>, never
+    counts: changing its logits leaves the loss unchanged."""
+    ids, lengths = corpus.pad_batch([[2, 5, 6, 7, 3], [2, 8, 3]])
+    out = random_output(bilm, ids.shape, 0)
+    loss = pretrain.bilm_loss(out, ids, lengths)
+    changed = out._replace(forward_logits=out.forward_logits.clone())
+    changed.forward_logits[2, 1, corpus.PAD] -= 100  # </s> of sentence 1: sure it is no <pad>
+    after = pretrain.bilm_loss(changed, ids, lengths)
+    assert torch.allclose(after, loss), (
+        "changing only the forward logits at the last token of sentence 1 (its </s>, at "
+        f"position 2, followed by <pad>) changed the loss from {float(loss):.4f} to "
+        f"{float(after):.4f}: the forward prediction at t scores token t + 1, and counts only "
+        "when that token is real (t + 1 < lengths[b])"
     )
 
 
