@@ -95,19 +95,26 @@ class Grader:
 
     def prepare(self, check_isolation: bool = True) -> None:
         """Check the isolation (unless only preparing: then only the course's code runs),
-        collect the tests and train (or find) the reference biLM, in a trusted child; a
-        `GraderError` where there is no isolation as asked or the tests do not collect."""
+        collect the tests and train (or find) the reference biLM, in a trusted child, or take
+        what an earlier preparation of the same course kept; a `GraderError` where there is
+        no isolation as asked or the tests do not collect."""
         self.mode = self.choose_isolation() if check_isolation else "none"
-        cache, out = self.work_dir / "cache", self.work_dir / "prepared.json"
+        cache = self.work_dir / "cache"
+        kept = self.work_dir / "prepared" / f"{self._course_digest('prepare.py')}.json"
         run = None
         try:
-            cache.mkdir(parents=True, exist_ok=True)
-            out.unlink(missing_ok=True)
-            run = subprocess.run(  # the course's `course` (in its folder), the grader's `grading`
-                [sys.executable, "-m", "grading.prepare", str(out)], cwd=self.course_root,
-                env={**sandbox.FIXED_ENV, CACHE_ENV_VAR: str(cache), "PYTHONPATH": str(ROOT),
-                     "HOME": str(self.work_dir)}, capture_output=True, text=True, timeout=900)
-            prepared = json.loads(out.read_text())
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            prepared = json.loads(kept.read_text()) if kept.exists() else None
+            if prepared is None or not all((cache / n).is_file() for n in prepared["cache_files"]):
+                cache.mkdir(exist_ok=True)  # prepared anew: the course, or its cache, changed
+                partial = kept.with_suffix(".partial")
+                run = subprocess.run(  # the course's `course` (in its folder), the grader's
+                    [sys.executable, "-m", "grading.prepare", str(partial)],
+                    cwd=self.course_root, capture_output=True, text=True, timeout=900,
+                    env={**sandbox.FIXED_ENV, CACHE_ENV_VAR: str(cache), "PYTHONPATH": str(ROOT),
+                         "HOME": str(self.work_dir)})
+                prepared = json.loads(partial.read_text())
+                partial.rename(kept)
             self.tests = {int(number): ids for number, ids in prepared["tests"].items()}
             self.sandbox = Sandbox(self.work_dir, self.pristine, self.limits, self.mode,
                                    self.slots, {n: cache / n for n in prepared["cache_files"]},
@@ -121,6 +128,15 @@ class Grader:
                               + (f" (its preparation exited {run.returncode})\n"
                                  f"{run.stderr[-3000:]}" if run else "")) from err
 
+    def _course_digest(self, *own: str, head: str = "") -> str:
+        """A digest of `head`, the course's files and the grader's files named `own`: what
+        the grader keeps in its work folder is used again only under the same one."""
+        digest = hashlib.sha256(head.encode())
+        files = {f"grading/{n}": (Path(__file__).parent / n).read_bytes() for n in own}
+        for name, data in sorted({**self.pristine.files, **files}.items()):
+            digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+        return digest.hexdigest()
+
     def _examples(self, section: Section, cache: Path) -> dict[str, list[str]]:
         """The text of each hidden example of `section`'s property tests, by node id, as the
         reference's run under the section's seed was called with them (`grading.examples`),
@@ -131,12 +147,9 @@ class Grader:
             RuntimeError: the reference fails its own tests on these examples.
         """
         seed = self.sandbox.seeds[section.number]
-        digest = hashlib.sha256(f"{seed}\0{section.number}\0".encode())
-        own = {f"grading/{n}": (Path(__file__).parent / n).read_bytes()
-               for n in ("examples.py", "zygote.py")}  # what writes the examples' text
-        for name, data in sorted({**self.pristine.files, **own}.items()):
-            digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
-        kept = self.work_dir / "examples" / f"{digest.hexdigest()}.json"
+        digest = self._course_digest("examples.py", "zygote.py",  # what writes their text
+                                     head=f"{seed}\0{section.number}\0")
+        kept = self.work_dir / "examples" / f"{digest}.json"
         kept.parent.mkdir(exist_ok=True)
         kept.parent.chmod(0o700)  # the grader's: no run's uid lists or reads it
         if not kept.exists():

@@ -221,6 +221,33 @@ def test_the_settings_key_follows_the_course_sections_limits_and_isolation(tmp_p
     assert changed.settings_key != key()
 
 
+def test_a_preparation_is_kept_for_the_same_course_and_cache_only(tmp_path, monkeypatch):
+    children = []
+
+    def prepare_child(argv, **kwargs):  # stands for `python -m grading.prepare OUT`
+        children.append(argv)
+        (tmp_path / "cache" / "bilm.pt").write_bytes(b"weights")
+        Path(argv[-1]).write_text(json.dumps({"tests": {"1": NODEIDS},
+                                              "cache_files": ["bilm.pt"]}))
+
+    monkeypatch.setattr("grading.grader.subprocess.run", prepare_child)
+
+    def prepared(course_changed: bool = False) -> dict[int, list[str]]:
+        grader = Grader(tmp_path, SECTIONS[:1])
+        if course_changed:
+            grader.pristine.files["tests/sections/test_s1_setup.py"] += b"\n"
+        grader.prepare(check_isolation=False)
+        grader.close()
+        return grader.tests
+
+    assert prepared() == prepared() == {1: NODEIDS} and len(children) == 1
+    prepared(course_changed=True)
+    assert len(children) == 2, "another course is prepared anew"
+    (tmp_path / "cache" / "bilm.pt").unlink()
+    prepared()
+    assert len(children) == 3, "a preparation whose cache is gone is made again"
+
+
 def test_a_deadline_is_shared_by_the_sections_left_and_the_runs_at_once(tmp_path):
     grader = Grader(tmp_path, [], deadline_s=100)
     grader.sandbox = type("Slots", (), {"slots": 2})()
