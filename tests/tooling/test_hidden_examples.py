@@ -8,7 +8,7 @@ inputs with the reference's output and pads every other batch at the front. A sm
 (the reference, the tuned submission, the stubs, a submission that writes a marker and its
 run's seed wherever hypothesis or pytest would show text of a failure, and one that forges
 the number of its failing example; sections 2 and 5) is graded through the grader's real
-path: in public, under three secrets, and under the first secret again. The example a report
+path: in public, under two secrets, and under the first secret again. The example a report
 names is checked against the one hypothesis prints in a direct pytest run of the tuned module
 under the same seed and profile. Every file the gradings write is searched for the marker,
 the secrets and the seeds.
@@ -43,8 +43,7 @@ from tests.tooling.test_grading import (
 from tests.tooling.test_similarity import HARM, build_class
 
 SECTIONS = "2,5"
-SECRETS = {"A": "a9c1-term-secret-of-the-autumn", "B": "b7e2-another-term-secret",
-           "C": "c3f4-yet-another-term-secret"}
+SECRETS = {"A": "a9c1-term-secret-of-the-autumn", "B": "b7e2-another-term-secret"}
 PAD_TEST = "test_pad_batch_is_time_major_and_pads_at_the_end"
 LOGS_INPUTS = """
 import os as _os
@@ -223,8 +222,8 @@ def graded(folder, reference, tuned, stubs, writes_text, forges_its_example) -> 
     reports = {"A": run("A", both, "--fresh", "--secret-file", str(folder / "A.secret"))}
     reports["A again"] = run("A again", [tuned], "--fresh", "--secret-file",
                              str(folder / "A.secret"), "--gradescope", str(out / "results.json"))
-    for key in ("B", "C"):  # not --fresh: what the store holds under A must not be reused
-        reports[key] = run(key, both, "--secret-file", str(folder / f"{key}.secret"))
+    # not --fresh: what the store holds under A must not be reused
+    reports["B"] = run("B", both, "--secret-file", str(folder / "B.secret"))
     reports["public"] = run("public", both)  # nor under no secret
     written["gradescope"] = {"results.json": (out / "results.json").read_text()}
     report = subprocess.run([sys.executable, "-m", "grading.report", str(out / "A.json"),
