@@ -44,6 +44,9 @@ PRELOADED = ("numpy", "numpy.testing", "torch", "torch.nn", "torch.nn.functional
              "hypothesis.extra._patching", "pytest_timeout", "tqdm.auto", "matplotlib.figure")
 RECORDS_FD, SEED = 3, 0
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
+# Written out (classic BPF, about 40 lines) rather than through libseccomp: its own Python
+# binding is Debian's python3-seccomp, built for the system's Python alone, and PyPI's
+# ctypes wrapper of it (pyseccomp, about 500 lines) is a larger dependency than these lines.
 # The filter (seccomp, x86-64) refuses (EPERM): new processes and programs (threads are
 # allowed), other processes' memory, sockets, IPC, keyrings, namespaces, mounts, io_uring,
 # BPF, perf, and every way of locking or watching a file another run could open too. By
