@@ -86,9 +86,9 @@ def _matches(found: torch.Tensor, candidate: torch.Tensor | None, atol: float,
 def diagnose(found: torch.Tensor, expected: torch.Tensor, time_dim: int = 0,
              atol: float = 1e-5, rtol: float = 1e-4) -> str | None:
     """The catalogue mistake that maps `expected` onto `found` within tolerance, in words,
-    or None: a transform of the axes (above), a constant factor (a scale such as gamma
-    missing or applied twice), or a normalisation over another axis (a softmax over the
-    wrong dimension)."""
+    or None: a transform of the axes (above), a constant factor (a scale missing or
+    applied twice, a mean for a sum), or a normalisation over another axis (a softmax over
+    the wrong dimension)."""
     found, expected = found.detach().double().cpu(), expected.detach().double().cpu()
     for meaning, transform in TRANSFORMS.items() if expected.dim() > time_dim else ():
         pair = transform(found, expected, time_dim)
@@ -103,8 +103,8 @@ def diagnose(found: torch.Tensor, expected: torch.Tensor, time_dim: int = 0,
     usual = expected.numel() > 1 or any(abs(scale - f) < 1e-3 for f in USUAL_FACTORS)
     if usual and abs(scale - 1) > 1e-3 and abs(scale) > 1e-6 and _matches(
             found, scale * expected, atol, rtol):
-        return (f"the expected values times {scale:.4g} (a scale factor such as gamma missing, "
-                "applied twice, or a mean where a sum is asked)")
+        return (f"the expected values times {scale:.4g} (a scale factor missing or applied "
+                "twice, or a mean where a sum is asked, or the reverse)")
     for dim in range(found.dim()):
         ones = torch.ones_like(found.sum(dim))
         if (_matches(found.sum(dim), ones, 1e-4, 0) and expected.dim() > 1

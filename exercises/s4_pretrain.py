@@ -67,13 +67,14 @@ def bilm_loss(output: BiLMOutput, ids: torch.Tensor, lengths: torch.Tensor) -> t
 
     The forward logits at position t score token t + 1, the backward logits at t score
     token t - 1. A prediction counts only when both its position and its target are real
-    tokens (t < lengths[b]): padding is never a position nor a target.
+    tokens: forward, t + 1 < lengths[b]; backward, 1 <= t < lengths[b]. Padding is never
+    a position nor a target.
 
     Works wherever `ids` and the logits live (a GPU included), with `lengths` on the CPU
     or on that device: every tensor the function makes must live on `ids.device`. The
-    tests run it on PyTorch's `meta` device, which has shapes but no values: there they
-    accept an operation that needs values (`.item()`, a boolean mask) but not one that
-    mixes tensors of two devices.
+    tests run it on PyTorch's `meta` device, which has shapes but no values: an operation
+    that needs values (`.item()`, a boolean mask) stops there with an error that the tests
+    do not count against the code; one that mixes tensors of two devices fails them.
 
     Args:
         output: the biLM's output for `ids`; logits are (T, B, V).
@@ -134,10 +135,10 @@ def train_bilm(
     in corpus order).
 
     What the learner sees: with `progress`, a progress bar over the epochs on stderr (the
-    given `progress_bar(epochs, show)` is one: it yields the epochs 1 .. epochs); every
-    `log_every` epochs, the line `epoch   N  loss X.XXXX` with that epoch's loss on stdout
-    (the given `show_loss(bar, epoch, loss, log_every)` prints it, and puts the loss on the
-    bar); nothing else is printed.
+    given `progress_bar(epochs, show)`, `show` a bool, is one: it yields the epochs
+    1 .. epochs); every `log_every` epochs, the line `epoch   N  loss X.XXXX` with that
+    epoch's loss on stdout (the given `show_loss(bar, epoch, loss, log_every)` prints it,
+    and puts the loss on the bar); nothing else is printed.
 
     Design questions: what must be fresh at every step, and what must last the whole run?
     Why would a model trained in eval mode, or on a batch read without its lengths, learn

@@ -131,8 +131,8 @@ def decode(ids: Iterable[int], idx2word: dict[int, str]) -> list[str]:
     sentence `s` of known words.
 
     Args:
-        ids: word indices, as a list or a 1-D LongTensor; the given `id_list` turns them
-            into the list of ints `ids`.
+        ids: word indices, each a key of `idx2word`, as a list or a 1-D LongTensor; the
+            given `id_list` turns them into the list of ints `ids`.
         idx2word: the mapping from `build_vocab`.
 
     Returns:

@@ -60,8 +60,9 @@ def reverse_within_lengths(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tens
 
     Works wherever `x` lives (a GPU included), with `lengths` on the CPU or on that device:
     every tensor the function makes must live on `x.device`. The tests run it on PyTorch's
-    `meta` device, which has shapes but no values: there they accept an operation that
-    needs values (`.item()`, a boolean mask) but not one that mixes tensors of two devices.
+    `meta` device, which has shapes but no values: an operation that needs values
+    (`.item()`, a boolean mask) stops there with an error that the tests do not count
+    against the code; one that mixes tensors of two devices fails them.
 
     Args:
         x: (T, B, ...) a padded batch.
@@ -159,7 +160,8 @@ class BiLM(nn.Module):
                 section 8's token layer takes ids (T, B, W), with W characters per token.
             lengths: LongTensor (B,) of valid lengths; None means every column is T long.
                 The given `_check_input` checks both and makes `lengths` a LongTensor (B,)
-                on the CPU, None included.
+                on the CPU, None included; the model runs wherever it and `ids` live (a
+                GPU included), so what it mixes with tensors there goes there first.
 
         Returns:
             a `BiLMOutput`; see its docstring for the shapes.
