@@ -146,6 +146,19 @@ def output_digest(found: torch.Tensor, atol: float = 1e-5) -> str:
                           ).hexdigest()[:DIGEST_LENGTH]
 
 
+def digest_of(error: BaseException | None) -> str | None:
+    """The `output_digest` that `assert_close` gave the first error in `error`'s chain that
+    has one, where it is a string: the wrong output a failing test saw."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        digest = getattr(error, "output_digest", None)
+        if digest is not None:
+            return digest if isinstance(digest, str) else None
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def assert_close(found: torch.Tensor, expected: torch.Tensor, what: str, time_dim: int = 0,
                  atol: float = 1e-5, rtol: float = 1e-4, hint: str = "",
                  dims: tuple[str, ...] = ()) -> None:

@@ -28,6 +28,7 @@ import pytest
 import torch
 
 from . import signatures
+from .diagnose import digest_of
 from .harness import PACKAGE_PREFIX
 from .registry import ROOT, STUB_MESSAGE, TESTS_DIR, section_of_test, shown
 from .results import NOT_IMPLEMENTED, purpose, stub_error
@@ -127,6 +128,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if isinstance(error, SyntaxError):
         summary = learner_terms(f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}")
     stub = stub_error(error)
+    if stub is None:  # how it failed, for the known mistakes at the end of the run
+        report.fingerprint = signatures.fingerprint(f"{type(error).__name__}: {error}",
+                                                    digest_of(error))
     if stub is not None:
         frame = traceback.extract_tb(stub.__traceback__)[-1]
         report.stub, report.stub_seen_by = (shown(frame.filename), frame.lineno, str(stub)), \
@@ -167,23 +171,27 @@ def _known_mistakes(terminalreporter) -> None:
             section = section_of_test(Path(report.fspath)) if report.when == "call" else None
             if section is not None:
                 name = report.nodeid.split("::")[-1].split("[")[0]
-                tests, failed = ran.setdefault(section, (set(), set()))
+                tests, failed, seen = ran.setdefault(section, (set(), set(), {}))
                 tests.add(name)
                 if status == "failed":
                     failed.add(name)
+                    if hasattr(report, "fingerprint"):
+                        seen.setdefault(name, report.fingerprint)
     lines, catalogue = [], signatures.load()[0] if ran else []
     for section in sorted(ran, key=lambda s: s.number):
-        tests, failed = ran[section]
-        score, known = (signatures.likely(section.number, failed, tests, catalogue) if failed
-                        else (0, []))
+        tests, failed, seen = ran[section]
+        score, known = (signatures.likely(section.number, failed, tests, catalogue, seen)
+                        if failed else (0, []))
         if not known:
             continue
         alike = "exactly the tests" if score == 1 else f"{score:.0%} like the tests"
         which = "a known mistake fails" if len(known) == 1 else \
             f"each of {len(known)} known mistakes fails"
+        how = ", with the same messages" if all(
+            signatures.fail_alike(k, seen, whole=False) for k in known) else ""
         lines.append(f"section {section.number} ({section.name}): your failing tests are "
-                     f"{alike} that {which}; check whether it is yours (your messages above "
-                     "say what your code gave):")
+                     f"{alike} that {which}{how}; check whether it is yours (your messages "
+                     "above say what your code gave):")
         lines += [f"  - {k.mistake}\n    the idea: {k.concept}" for k in known]
     if lines:
         terminalreporter.write_sep("=", "what your failures look like")

@@ -6,18 +6,23 @@ beside this file, with what the learner reads of it: the mistake in words and th
 it violates (never its code). When a run of a section's tests fails, the report compares
 the failing tests with each signature of that section, restricted to the tests that ran, by
 their Jaccard similarity |failed ∩ signature| / |failed ∪ signature|, and names the mistakes
-that score highest, if that is at least `MATCH_AT_LEAST`: 1 is the very same set.
+that score highest, if that is at least `MATCH_AT_LEAST`: 1 is the very same set. Where
+several score so, it names those whose failures read as the learner's (`fingerprint`: each
+failing test's message, its numbers aside, and the wrong output it saw), if any do.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SIGNATURES_FILE = Path(__file__).with_name("signatures.json")
 MATCH_AT_LEAST = 0.5  # half the tests in common, of those either fails
+NUMBERS = re.compile(r"0x[0-9a-f]+|\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -29,12 +34,22 @@ class Known:
     mistake: str  # what the learner wrote, in words
     concept: str  # what it violates
     tests: frozenset[str]  # the section's tests it fails: its signature
+    # {test: fingerprint} of the failures it made when measured
+    fingerprints: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+
+def fingerprint(message: str, digest: str | None) -> str:
+    """How a test failed: a hash of its message with every number masked, and the digest of
+    the wrong output it saw (`course.diagnose.digest_of`), if any."""
+    masked = NUMBERS.sub("#", " ".join(message.split()))
+    return f"{hashlib.sha256(masked.encode()).hexdigest()[:12]}/{digest or ''}"
 
 
 def dump(known: Iterable[Known], digests: dict[str, str], path: Path = SIGNATURES_FILE) -> None:
     """Write the signatures, with the digests of the files they were measured on."""
     records = [{"id": k.id, "section": k.section, "mistake": k.mistake, "concept": k.concept,
-                "tests": sorted(k.tests)} for k in known]
+                "tests": sorted(k.tests), "fingerprints": dict(sorted(k.fingerprints.items()))}
+               for k in known]
     path.write_text(json.dumps({"measured_on": digests, "mistakes": records}, indent=1) + "\n")
 
 
@@ -43,8 +58,8 @@ def load(path: Path = SIGNATURES_FILE) -> tuple[list[Known], dict[str, str]]:
     if not path.exists():
         return [], {}
     data = json.loads(path.read_text())
-    known = [Known(r["id"], r["section"], r["mistake"], r["concept"], frozenset(r["tests"]))
-             for r in data["mistakes"]]
+    known = [Known(r["id"], r["section"], r["mistake"], r["concept"], frozenset(r["tests"]),
+                   r.get("fingerprints", {})) for r in data["mistakes"]]
     return known, data["measured_on"]
 
 
@@ -54,10 +69,13 @@ def similarity(failed: frozenset[str], signature: frozenset[str]) -> float:
 
 
 def likely(section: int, failed: Iterable[str], ran: Iterable[str] | None = None,
-           known: list[Known] | None = None) -> tuple[float, list[Known]]:
+           known: list[Known] | None = None, seen: dict[str, str] | None = None
+           ) -> tuple[float, list[Known]]:
     """(the best score, the mistakes of `section` that reach it), or (score, []) when no
     signature reaches `MATCH_AT_LEAST`. `failed` and `ran` are test names without
-    parameters; a signature counts only the tests that ran (all, if `ran` is None)."""
+    parameters; a signature counts only the tests that ran (all, if `ran` is None). Given
+    `seen`, the failing tests' fingerprints, of several mistakes that reach the best score
+    only those that `fail_alike` are named, if any do."""
     failed = frozenset(failed)
     ran = None if ran is None else frozenset(ran)
     scored = []
@@ -68,4 +86,19 @@ def likely(section: int, failed: Iterable[str], ran: Iterable[str] | None = None
     best = max((score for score, _ in scored), default=0.0)
     if best < MATCH_AT_LEAST:
         return best, []
-    return best, [k for score, k in scored if score == best]
+    tied = [k for score, k in scored if score == best]
+    for whole in (True, False):  # the same messages and outputs, else the same messages
+        alike = [k for k in tied if fail_alike(k, seen or {}, whole)]
+        if alike:
+            return best, alike
+    return best, tied
+
+
+def fail_alike(known: Known, seen: dict[str, str], whole: bool = True) -> bool:
+    """Whether the failing tests' fingerprints `seen` are those `known` recorded, on every
+    test both have (at least one): messages and outputs, or (not `whole`) messages alone."""
+    def part(fp: str) -> str:
+        return fp if whole else fp.split("/")[0]
+
+    shared = [test for test in seen if test in known.fingerprints]
+    return bool(shared) and all(part(seen[t]) == part(known.fingerprints[t]) for t in shared)

@@ -130,19 +130,6 @@ def unwrap_inner_test(item, inner) -> None:
         item.obj.hypothesis.inner_test = inner
 
 
-def output_digest(error: BaseException | None) -> str | None:
-    """The `output_digest` of the first error in `error`'s chain that has one, where it is a
-    string (the grader checks its form)."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        digest = getattr(error, "output_digest", None)
-        if digest is not None:
-            return digest if isinstance(digest, str) else None
-        error = error.__cause__ or error.__context__
-    return None
-
-
 class Records:
     """The run's pytest plugin: one JSON line per test to the records pipe when it has ended
     (its status, the builtin class of its first error, the line of the module under test
@@ -151,9 +138,10 @@ class Records:
     status. No text of the run's own: the example's text is the grader's
     (`grading.examples`)."""
 
-    def __init__(self, module_file: str, status_of, stub_error, _write=os.write,
+    def __init__(self, module_file: str, status_of, stub_error, digest_of, _write=os.write,
                  _dumps=json.dumps) -> None:
         self.module_file, self.status_of, self.stub_error = module_file, status_of, stub_error
+        self.digest_of = digest_of
         self._write, self._dumps, self.tests = _write, _dumps, {}
         self.failed_at: dict[str, int] = {}  # by node id: the first example that raised
 
@@ -197,7 +185,7 @@ class Records:
             "error": name, "line": self._line_of(cause) if cause else None,
             "errno": cause.errno if isinstance(getattr(cause, "errno", None), int) else None,
             "example_index": failed_at if error is not None else None,
-            "digest": output_digest(error)}
+            "digest": self.digest_of(error)}
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
@@ -244,6 +232,7 @@ def _child(request: dict, fds: list[int], site: list[str]) -> None:
         import numpy
         import torch
 
+        from course.diagnose import digest_of
         from course.results import status_of, stub_error
 
         random.seed(SEED)  # the same draws in every run, whichever zygote forked it
@@ -251,7 +240,7 @@ def _child(request: dict, fds: list[int], site: list[str]) -> None:
         torch.manual_seed(SEED)
         torch.set_num_threads(1)
         plugin = Records(os.path.realpath(os.path.join(scratch, request["files"][0])),
-                         status_of, stub_error)
+                         status_of, stub_error, digest_of)
         install_filter()
         plugin.send({"kind": "begin"})  # isolated: whatever comes next is the run's
         code = pytest.main(request["argv"], plugins=[plugin])

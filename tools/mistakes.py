@@ -113,6 +113,7 @@ class Outcome:
     detail: str  # the failing test's message, or why the entry counts as not caught
     elsewhere: str = ""  # other sections' tests that failed (with --all-sections)
     signature: tuple[str, ...] = ()  # with --signatures: every test of its section it fails
+    fingerprints: dict[str, str] = field(default_factory=dict)  # how each of those failed
 
 
 # --- the catalogue ---------------------------------------------------------------------------
@@ -237,8 +238,16 @@ def seen_by_other_sections(mistake: Entry, copy: Path) -> list[str]:
 def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool,
                 collect_only: bool = False) -> list[dict]:
     """pytest on `targets` against `impl`, its output discarded; the records of
-    `course.results`."""
+    `course.results`, each with how it failed (`fingerprint`, course.signatures) or None."""
     import pytest
+
+    fingerprints: dict[str, str] = {}
+
+    class Fingerprints:  # course.report gives each failing test's report its fingerprint
+        @staticmethod
+        def pytest_runtest_logreport(report) -> None:
+            if hasattr(report, "fingerprint"):
+                fingerprints.setdefault(report.nodeid, report.fingerprint)
 
     args = [*targets, "--impl", str(impl), "--results-json", str(results), "-q",
             "-p", "no:cacheprovider", f"--timeout={TEST_TIMEOUT_S}",
@@ -251,12 +260,13 @@ def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool,
         os.dup2(quiet.fileno(), 1)
         os.dup2(quiet.fileno(), 2)
         try:
-            pytest.main(args)
+            pytest.main(args, plugins=[Fingerprints()])
         finally:
             for fd, saved_fd in zip((1, 2), saved, strict=True):
                 os.dup2(saved_fd, fd)
                 os.close(saved_fd)
-    return json.loads(results.read_text()) if results.exists() else []
+    records = json.loads(results.read_text()) if results.exists() else []
+    return [{**r, "fingerprint": fingerprints.get(r["nodeid"])} for r in records]
 
 
 def _test_id(mistake: Mistake) -> str:
@@ -289,11 +299,15 @@ def check(mistake: Entry, scratch: Path, all_sections: bool = False,
             return Outcome(mistake, False, f"{len(wrong)} test(s) fail it, e.g. {found}")
         return Outcome(mistake, True, f"all {len(records)} tests of its section")
     failing_tests: tuple[str, ...] = ()
+    fingerprints: dict[str, str] = {}
     if signature:
         records = _run_pytest([str(mistake.section.test_file)], copy, scratch / "all.json",
                               False)
-        failing_tests = tuple(sorted({r["name"].split("[")[0] for r in records
-                                      if r["status"] in CAUGHT}))
+        failing = [r for r in records if r["status"] in CAUGHT]
+        failing_tests = tuple(sorted({r["name"].split("[")[0] for r in failing}))
+        for r in failing:
+            if r["fingerprint"] is not None:
+                fingerprints.setdefault(r["name"].split("[")[0], r["fingerprint"])
     else:
         records = _run_pytest([str(ROOT / _test_id(mistake))], copy, scratch / "own.json", True)
     records = [r for r in records if _without_parameters(r) == _test_id(mistake)]
@@ -308,7 +322,7 @@ def check(mistake: Entry, scratch: Path, all_sections: bool = False,
         records = _run_pytest(others, copy, scratch / "others.json", False)
         elsewhere = ", ".join(r["nodeid"] for r in records if r["status"] != "passed")
     return Outcome(mistake, not elsewhere, f"{failed[0]['name']}: {_gist(failed[0]['message'])}",
-                   elsewhere, failing_tests)
+                   elsewhere, failing_tests, fingerprints)
 
 
 def _gist(message: str) -> str:
@@ -390,14 +404,15 @@ def check_all(mistakes: list[Entry], jobs: int, all_sections: bool = False,
 
 
 # --- the signatures (course.signatures) -------------------------------------------------------
-# A signature is measured on a section's test file and its catalogue file; a change of either
-# makes it stale (a change of the reference seldom changes which tests a mistake fails, and
-# make mistakes still shows every mistake caught by its own test).
+# A signature is measured on a section's test file, its catalogue file and the comparisons'
+# messages (course/diagnose.py); a change of any makes it stale (a change of the reference
+# seldom changes which tests a mistake fails, and make mistakes still shows every mistake
+# caught by its own test).
 
 
 def _digests(catalogue_dir: Path = CATALOGUE_DIR) -> dict[str, str]:
     files = [f for s in SECTIONS for f in (s.test_file, catalogue_dir / s.file_name)
-             if f.exists()]
+             if f.exists()] + [ROOT / "course" / "diagnose.py"]
     return {shown(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
 
 
@@ -407,7 +422,8 @@ def write_signatures(outcomes: list[Outcome], catalogue_dir: Path = CATALOGUE_DI
         raise SystemExit(f"no signature for {', '.join(missing)}: fix the catalogue first")
     signatures.dump([signatures.Known(o.mistake.id, o.mistake.section.number,
                                       o.mistake.mistake, o.mistake.concept,
-                                      frozenset(o.signature)) for o in outcomes],
+                                      frozenset(o.signature), o.fingerprints)
+                     for o in outcomes],
                      _digests(catalogue_dir))
 
 

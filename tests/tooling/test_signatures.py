@@ -41,9 +41,36 @@ def test_a_match_is_a_jaccard_similarity_of_at_least_one_half():
     assert signatures.likely(5, {"a", "b", "c"}, known=known)[1] == []
 
 
+@pytest.mark.parametrize("known", KNOWN, ids=lambda k: k.id)
+def test_a_mistake_that_fails_as_recorded_is_named_before_those_that_fail_otherwise(known):
+    """Of the mistakes that fail the same tests, those whose messages (numbers aside) and
+    wrong outputs are the learner's are named; recorded for every mistake."""
+    assert known.fingerprints and set(known.fingerprints) <= known.tests
+    score, named = signatures.likely(known.section, known.tests, seen=known.fingerprints)
+    assert score == 1 and known in named
+    assert all(signatures.fail_alike(k, known.fingerprints) for k in named)
+
+
+def test_the_same_messages_narrow_the_tied_mistakes_and_the_same_outputs_narrow_them_more():
+    def known(name: str, fingerprint: str) -> signatures.Known:
+        return signatures.Known(name, 4, name, "", frozenset({"a", "b"}), {"a": fingerprint})
+
+    tied = [known("half", "m1/d1"), known("sum", "m1/d2"), known("other", "m2/")]
+    def named(fingerprint: str) -> list[str]:
+        return [k.id for k in signatures.likely(4, {"a", "b"}, known=tied,
+                                                seen={"a": fingerprint})[1]]
+
+    assert named("m1/d1") == ["half"]  # the very message and output
+    assert named("m1/d9") == ["half", "sum"]  # the message: another output of that mistake
+    assert named("m9/") == ["half", "sum", "other"]  # neither: all that fail those tests
+    assert signatures.fingerprint("x = 1.5 at 0x7f", None) == signatures.fingerprint(
+        "x  = 2 at 0x1a", None) != signatures.fingerprint("y = 1.5 at 0x7f", None)
+
+
 def test_a_failing_run_names_the_mistake_it_matches(tmp_path):
     """Section 4 with the two directions' losses averaged: the run ends with that mistake
-    in words and its concept."""
+    in words and its concept, and not with the mistake that fails the same test with
+    another wrong loss (the loss summed over the tokens)."""
     entry = next(m for m in mistakes.load_catalogue() if m.id == "directions-averaged")
     impl = mistakes.make_copy(entry, tmp_path / "impl")
     env = {k: v for k, v in os.environ.items() if k not in ("SECTION", "ELMO_IMPL")}
@@ -52,5 +79,8 @@ def test_a_failing_run_names_the_mistake_it_matches(tmp_path):
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout[-2000:]
     summary = run.stdout[run.stdout.index("what your failures look like"):]
-    assert "your failing tests are exactly the tests that" in summary and "check whether" in summary
+    assert "your failing tests are exactly the tests that a known mistake fails, with the " \
+        "same messages; check whether it is yours" in " ".join(summary.split())
     assert entry.mistake in summary and entry.concept in summary
+    summed = next(m for m in mistakes.load_catalogue() if m.id == "loss-summed-over-tokens")
+    assert summed.mistake not in summary
