@@ -22,7 +22,9 @@ from pathlib import Path
 
 SIGNATURES_FILE = Path(__file__).with_name("signatures.json")
 MATCH_AT_LEAST = 0.5  # half the tests in common, of those either fails
-NUMBERS = re.compile(r"0x[0-9a-f]+|\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# What differs between two runs of one mistake: numbers, and the reprs of objects (their
+# addresses, and a module's folder, the learner's or a scratch one)
+VARYING = re.compile(r"<[^<>]*>|0x[0-9a-f]+|\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,9 @@ class Known:
 
 
 def fingerprint(message: str, digest: str | None) -> str:
-    """How a test failed: a hash of its message with every number masked, and the digest of
-    the wrong output it saw (`course.diagnose.digest_of`), if any."""
-    masked = NUMBERS.sub("#", " ".join(message.split()))
+    """How a test failed: a hash of its message with every number and object repr masked,
+    and the digest of the wrong output it saw (`course.diagnose.digest_of`), if any."""
+    masked = VARYING.sub("#", " ".join(message.split()))
     return f"{hashlib.sha256(masked.encode()).hexdigest()[:12]}/{digest or ''}"
 
 

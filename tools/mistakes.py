@@ -364,14 +364,15 @@ def _warm_pretrained_cache() -> None:
     pretrained(Harness(REFERENCE_DIR).load(SECTIONS[-1]))
 
 
-def _import_the_tests(sections: list[Section]) -> None:
+def _import_the_tests(sections: list[Section], profile: str) -> None:
     """Import here, once, what every forked job would import again: the section tests,
     their conftest and plugins (collected, so that pytest rewrites their asserts), the
     libraries the sections import (matplotlib), and what hypothesis imports to report a
-    failing example. Together they were most of a job's time."""
+    failing example. Together they were most of a job's time. `profile`: hypothesis's,
+    "first-failure" where only whether a test fails matters (no shrinking)."""
     import hypothesis.extra._patching  # noqa: F401  (a failing example's report: 1 s)
 
-    os.environ["HYPOTHESIS_PROFILE"] = "first-failure"  # a caught mistake needs no shrinking
+    os.environ["HYPOTHESIS_PROFILE"] = profile
     reference = Harness(REFERENCE_DIR).load(SECTIONS[-1])
     for section in SECTIONS:
         Harness.module(reference, section)
@@ -395,7 +396,9 @@ def check_all(mistakes: list[Entry], jobs: int, all_sections: bool = False,
         warm = context.Process(target=_warm_pretrained_cache)
         warm.start()
         warm.join()
-    _import_the_tests(sorted({m.section for m in mistakes}, key=lambda s: s.number))
+    _import_the_tests(sorted({m.section for m in mistakes}, key=lambda s: s.number),
+                      # a signature's fingerprints are those of a learner's run: shrunk
+                      "course" if signatures else "first-failure")
     threads = max(1, (os.cpu_count() or 1) // jobs)
     tasks = [("control", mistakes, False, False, threads)]
     tasks += [("mistake", m, all_sections, signatures, threads) for m in mistakes]
