@@ -184,14 +184,22 @@ def _known_mistakes(terminalreporter) -> None:
                         if failed else (0, []))
         if not known:
             continue
-        alike = "exactly the tests" if score == 1 else f"{score:.0%} like the tests"
+        alike = "exactly the tests" if score == 1 else \
+            f"in part ({score:.0%} in common) the tests"
         which = "a known mistake fails" if len(known) == 1 else \
             f"each of {len(known)} known mistakes fails"
-        how = ", with the same messages" if all(
-            signatures.fail_alike(k, seen, whole=False) for k in known) else ""
+        if all(signatures.fail_alike(k, seen, whole=False) for k in known):
+            how = ", with the same messages"
+        elif any(test in k.fingerprints for k in known for test in seen):
+            how = ", though with other messages: a near match, not an exact one"
+        else:
+            how = ""
+        check = ("check whether it is yours" if len(known) == 1 else
+                 "check whether one of them is yours" if score == 1 else
+                 "check each: your code may hold more than one of them")
         lines.append(f"section {section.number} ({section.name}): your failing tests are "
-                     f"{alike} that {which}{how}; check whether it is yours (your messages "
-                     "above say what your code gave):")
+                     f"{alike} that {which}{how}; {check} (your messages above say what "
+                     "your code gave):")
         lines += [f"  - {k.mistake}\n    the idea: {k.concept}" for k in known]
     if lines:
         terminalreporter.write_sep("=", "what your failures look like")

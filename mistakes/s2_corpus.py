@@ -127,7 +127,7 @@ MISTAKES = [
     Mistake(
         "batch-major-padding",
         "pad_batch returns a batch-major (B, T) tensor",
-        concept="the course's batches are time-major: (seq_len, batch)",
+        concept="the course's batches are time-major: (max_len, B)",
         caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
         edits=[Edit("pad_batch", "torch.full((int(lengths.max()), len(sequences))",
                     "torch.full((len(sequences), int(lengths.max()))"),
@@ -136,7 +136,8 @@ MISTAKES = [
     Mistake(
         "left-padding",
         "pad_batch puts the padding before each sentence",
-        concept="padding goes after a sentence's end, where no LSTM reads it before a word",
+        concept="padding goes after a sentence's end, where reading within the lengths never "
+                "reaches it",
         caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
         edits=[Edit("pad_batch", "ids[: len(seq), column]",
                     "ids[int(lengths.max()) - len(seq) :, column]")],

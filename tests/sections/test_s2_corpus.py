@@ -10,10 +10,11 @@ from .strategies import id_batches, plain_corpora, sentences_from, unknown_words
 
 def test_tokenize_lowercases_and_drops_punctuation(corpus):
     """tokenize("Turn RIGHT, at the river!") is ['turn', 'right', 'at', 'the', 'river']."""
-    words = corpus.tokenize("Turn RIGHT, at the river!")
+    text = "Turn RIGHT, at the river!"
+    words = corpus.tokenize(text)
     assert words == ["turn", "right", "at", "the", "river"], (
-        "tokenize should lower-case the text, then keep the words and drop the punctuation: "
-        f"expected ['turn', 'right', 'at', 'the', 'river'], got {words}"
+        f"tokenize({text!r}) should lower-case the text, then keep the words and drop the "
+        f"punctuation: expected ['turn', 'right', 'at', 'the', 'river'], got {words}"
     )
 
 
@@ -80,7 +81,7 @@ def test_vocabulary_does_not_depend_on_sentence_order(corpus, data):
     shuffled = data.draw(st.permutations(sentences))
     assert corpus.build_vocab(shuffled) == corpus.build_vocab(sentences), (
         "the same sentences in another order gave another numbering: "
-        "number the words in sorted order, not in the order of a set"
+        "number the words in sorted order, not in the order they were met nor in a set's"
     )
 
 
@@ -91,7 +92,8 @@ def test_words_are_numbered_in_sorted_order(corpus, sentences):
     words = [idx2word[i] for i in range(len(corpus.SPECIAL_TOKENS), len(idx2word))]
     assert words == sorted(words), (
         f"after the special tokens, the words should be numbered in sorted order, found {words}; "
-        "the order of a set changes from one run to the next (hash randomisation)"
+        "neither the order the words were met nor a set's is sorted (and a set's changes from "
+        "one run to the next: hash randomisation)"
     )
 
 

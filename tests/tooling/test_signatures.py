@@ -90,3 +90,23 @@ def test_a_failing_run_names_the_mistake_it_matches(tmp_path, mistake, twin):
         "same messages; check whether it is yours" in " ".join(summary.split())
     assert entry.mistake in summary and entry.concept in summary
     assert catalogue[twin].mistake not in summary
+
+
+def test_two_mistakes_at_once_are_both_named_as_each_explaining_a_part(tmp_path):
+    """Section 2 padded at the front and decoded into one string: each mistake fails one of
+    the two failing tests, and the run names both, saying the code may hold more than one."""
+    catalogue = {m.id: m for m in mistakes.load_catalogue()}
+    first, second = catalogue["left-padding"], catalogue["decode-joins-the-words"]
+    impl = mistakes.make_copy(first, tmp_path / "impl")
+    module = impl / first.section.file_name
+    module.write_text(mistakes.apply_edits(module.read_text(), second, module.name))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SECTION", "ELMO_IMPL", "HYPOTHESIS_PROFILE")}
+    run = subprocess.run([sys.executable, "-m", "pytest", str(first.section.test_file),
+                          "--impl", str(impl), "-q", "-p", "no:cacheprovider"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    summary = " ".join(run.stdout[run.stdout.index("what your failures look like"):].split())
+    assert "your failing tests are in part (50% in common) the tests that each of 2 known " \
+        "mistakes fails, with the same messages; check each: your code may hold more than " \
+        "one of them" in summary, summary
+    assert first.mistake in summary and second.mistake in summary
