@@ -68,6 +68,21 @@ def test_the_same_messages_narrow_the_tied_mistakes_and_the_same_outputs_narrow_
         != signatures.fingerprint("y = 1.5 at 0x7f in <module 'a' from '/a/m.py'>", None)
 
 
+CATALOGUE = {m.id: m for m in mistakes.load_catalogue()}
+
+
+def summary_of_a_learner_run(test_file, impl) -> str:
+    """The "what your failures look like" block of a failing run of `test_file` on `impl`,
+    as a learner's `make test` runs it (the course's hypothesis profile), on one line."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SECTION", "ELMO_IMPL", "HYPOTHESIS_PROFILE")}
+    run = subprocess.run([sys.executable, "-m", "pytest", str(test_file), "--impl", str(impl),
+                          "-q", "-p", "no:cacheprovider"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout[-2000:]
+    return " ".join(run.stdout[run.stdout.index("what your failures look like"):].split())
+
+
 @pytest.mark.parametrize("mistake, twin", [
     ("directions-averaged", "loss-summed-over-tokens"),  # another wrong loss, same message
     ("decode-joins-the-words", "decode-drops-special-tokens"),  # the learner's module named
@@ -76,36 +91,23 @@ def test_a_failing_run_names_the_mistake_it_matches(tmp_path, mistake, twin):
     """A section run with a catalogued mistake, as a learner runs it: the run ends with that
     mistake in words and its concept, and not with its twin, which fails the same tests in
     another way."""
-    catalogue = {m.id: m for m in mistakes.load_catalogue()}
-    entry = catalogue[mistake]
-    impl = mistakes.make_copy(entry, tmp_path / "impl")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SECTION", "ELMO_IMPL", "HYPOTHESIS_PROFILE")}
-    run = subprocess.run([sys.executable, "-m", "pytest", str(entry.section.test_file),
-                          "--impl", str(impl), "-q", "-p", "no:cacheprovider"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 1, run.stdout[-2000:]
-    summary = run.stdout[run.stdout.index("what your failures look like"):]
+    entry = CATALOGUE[mistake]
+    summary = summary_of_a_learner_run(entry.section.test_file,
+                                       mistakes.make_copy(entry, tmp_path / "impl"))
     assert "your failing tests are exactly the tests that a known mistake fails, with the " \
-        "same messages; check whether it is yours" in " ".join(summary.split())
+        "same messages; check whether it is yours" in summary
     assert entry.mistake in summary and entry.concept in summary
-    assert catalogue[twin].mistake not in summary
+    assert CATALOGUE[twin].mistake not in summary
 
 
 def test_two_mistakes_at_once_are_both_named_as_each_explaining_a_part(tmp_path):
     """Section 2 padded at the front and decoded into one string: each mistake fails one of
     the two failing tests, and the run names both, saying the code may hold more than one."""
-    catalogue = {m.id: m for m in mistakes.load_catalogue()}
-    first, second = catalogue["left-padding"], catalogue["decode-joins-the-words"]
+    first, second = CATALOGUE["left-padding"], CATALOGUE["decode-joins-the-words"]
     impl = mistakes.make_copy(first, tmp_path / "impl")
     module = impl / first.section.file_name
     module.write_text(mistakes.apply_edits(module.read_text(), second, module.name))
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SECTION", "ELMO_IMPL", "HYPOTHESIS_PROFILE")}
-    run = subprocess.run([sys.executable, "-m", "pytest", str(first.section.test_file),
-                          "--impl", str(impl), "-q", "-p", "no:cacheprovider"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    summary = " ".join(run.stdout[run.stdout.index("what your failures look like"):].split())
+    summary = summary_of_a_learner_run(first.section.test_file, impl)
     assert "your failing tests are in part (50% in common) the tests that each of 2 known " \
         "mistakes fails, with the same messages; check each: your code may hold more than " \
         "one of them" in summary, summary
