@@ -25,6 +25,9 @@ MATCH_AT_LEAST = 0.5  # half the tests in common, of those either fails
 # What differs between two runs of one mistake: numbers, and the reprs of objects (their
 # addresses, and a module's folder, the learner's or a scratch one)
 VARYING = re.compile(r"<[^<>]*>|0x[0-9a-f]+|\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# pytest's `assert ...` line of a failed assert, after the test's message; the explanation
+# below it is cut to 8 lines unless -vv or $CI, so it differs between two runs of one mistake
+ASSERT_LINE = re.compile(r"^(?:AssertionError: )?assert ", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -41,8 +44,13 @@ class Known:
 
 
 def fingerprint(message: str, digest: str | None) -> str:
-    """How a test failed: a hash of its message with every number and object repr masked,
-    and the digest of the wrong output it saw (`course.diagnose.digest_of`), if any."""
+    """How a test failed: a hash of its message (up to pytest's `assert` line, if any) with
+    every number and object repr masked, and the digest of the wrong output it saw
+    (`course.diagnose.digest_of`), if any."""
+    assert_line = ASSERT_LINE.search(message)
+    end = message.find("\n", assert_line.end()) if assert_line else -1
+    if end >= 0:  # the explanation below the assert line
+        message = message[:end]
     masked = VARYING.sub("#", " ".join(message.split()))
     return f"{hashlib.sha256(masked.encode()).hexdigest()[:12]}/{digest or ''}"
 
@@ -77,7 +85,8 @@ def likely(section: int, failed: Iterable[str], ran: Iterable[str] | None = None
     signature reaches `MATCH_AT_LEAST`. `failed` and `ran` are test names without
     parameters; a signature counts only the tests that ran (all, if `ran` is None). Given
     `seen`, the failing tests' fingerprints, of several mistakes that reach the best score
-    only those that `fail_alike` are named, if any do."""
+    by explaining the same failing tests only those that `fail_alike` are named, if any do;
+    each part of the failures keeps its own."""
     failed = frozenset(failed)
     ran = None if ran is None else frozenset(ran)
     scored = []
@@ -89,11 +98,20 @@ def likely(section: int, failed: Iterable[str], ran: Iterable[str] | None = None
     if best < MATCH_AT_LEAST:
         return best, []
     tied = [k for score, k in scored if score == best]
-    for whole in (True, False):  # the same messages and outputs, else the same messages
-        alike = [k for k in tied if fail_alike(k, seen or {}, whole)]
+    parts: dict[frozenset[str], list[Known]] = {}  # the failing tests each one explains
+    for k in tied:
+        parts.setdefault(k.tests & failed, []).append(k)
+    return best, [k for part in parts.values() for k in _narrowed(part, seen or {})]
+
+
+def _narrowed(tied: list[Known], seen: dict[str, str]) -> list[Known]:
+    """Of mistakes that explain the same failing tests, those that fail as the learner's
+    did: the same messages and outputs, else the same messages, else all of them."""
+    for whole in (True, False):
+        alike = [k for k in tied if fail_alike(k, seen, whole)]
         if alike:
-            return best, alike
-    return best, tied
+            return alike
+    return tied
 
 
 def fail_alike(known: Known, seen: dict[str, str], whole: bool = True) -> bool:

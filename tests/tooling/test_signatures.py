@@ -68,6 +68,23 @@ def test_the_same_messages_narrow_the_tied_mistakes_and_the_same_outputs_narrow_
         != signatures.fingerprint("y = 1.5 at 0x7f in <module 'a' from '/a/m.py'>", None)
 
 
+
+def test_each_part_of_the_failures_keeps_its_own_mistakes():
+    """Two mistakes at once, each explaining one failing test: the one that fails as
+    recorded does not hide the other, whose message differs from its record."""
+    decode = signatures.Known("decode", 2, "decode", "", frozenset({"a"}), {"a": "m1/"})
+    pad = signatures.Known("pad", 2, "pad", "", frozenset({"b"}), {"b": "m2/"})
+    assert signatures.likely(2, {"a", "b"}, known=[decode, pad],
+                             seen={"a": "m1/", "b": "m9/"}) == (0.5, [decode, pad])
+
+
+def test_a_message_is_fingerprinted_without_pytest_s_explanation_of_the_assert():
+    """Which pytest cuts to 8 lines, but not with -vv or on CI hosts ($CI)."""
+    message = "AssertionError: column 0 is wrong\nassert [0, 1] == [1, 0]\n  \n  At index 0"
+    assert signatures.fingerprint(message, None) \
+        == signatures.fingerprint(message + "\n  Full diff:\n  - [1, 0]", None) \
+        != signatures.fingerprint("AssertionError: column 0 is wrong\nassert x", None)
+
 CATALOGUE = {m.id: m for m in mistakes.load_catalogue()}
 
 
