@@ -67,16 +67,12 @@ class Grader:
     def settings_key(self) -> str:
         """Changes whenever a result could: the course's files and the grader's, the sections,
         the limits, the isolation asked for and the examples' secret (its digest)."""
-        digest = hashlib.sha256()
-        own = {f"grading/{p.name}": p.read_bytes() for p in Path(__file__).parent.glob("*.py")}
-        for name, data in sorted({**self.pristine.files, **own}.items()):
-            digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         limits = {name: float(value) for name, value in vars(self.limits).items()}
-        digest.update(json.dumps([[s.number for s in self.sections], limits,
-                                  self.isolation]).encode())
+        head = json.dumps([[s.number for s in self.sections], limits, self.isolation])
         if self.secret is not None:
-            digest.update(b"hidden examples\0" + hidden.digest(self.secret).encode())
-        return digest.hexdigest()
+            head += "\0hidden examples\0" + hidden.digest(self.secret)
+        return self._course_digest(*(p.name for p in Path(__file__).parent.glob("*.py")),
+                                   head=head)
 
     def choose_isolation(self) -> str:
         """The mode asked for, or for "auto" bwrap where it runs and uid where not; a
@@ -101,20 +97,12 @@ class Grader:
         self.mode = self.choose_isolation() if check_isolation else "none"
         cache = self.work_dir / "cache"
         kept = self.work_dir / "prepared" / f"{self._course_digest('prepare.py')}.json"
-        run = None
         try:
             kept.parent.mkdir(parents=True, exist_ok=True)
             prepared = json.loads(kept.read_text()) if kept.exists() else None
             if prepared is None or not all((cache / n).is_file() for n in prepared["cache_files"]):
                 cache.mkdir(exist_ok=True)  # prepared anew: the course, or its cache, changed
-                partial = kept.with_suffix(".partial")
-                run = subprocess.run(  # the course's `course` (in its folder), the grader's
-                    [sys.executable, "-m", "grading.prepare", str(partial)],
-                    cwd=self.course_root, capture_output=True, text=True, timeout=900,
-                    env={**sandbox.FIXED_ENV, CACHE_ENV_VAR: str(cache), "PYTHONPATH": str(ROOT),
-                         "HOME": str(self.work_dir)})
-                prepared = json.loads(partial.read_text())
-                partial.rename(kept)
+                prepared = self._trusted_child("prepare", kept)
             self.tests = {int(number): ids for number, ids in prepared["tests"].items()}
             self.sandbox = Sandbox(self.work_dir, self.pristine, self.limits, self.mode,
                                    self.slots, {n: cache / n for n in prepared["cache_files"]},
@@ -122,11 +110,30 @@ class Grader:
                                        s.number: hidden.seed(self.secret, s.number)
                                        for s in self.sections})
             for section in self.sections if self.secret is not None else ():
-                self.examples[section.number] = self._examples(section, cache)
+                self.examples[section.number] = self._examples(section)
         except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as err:
-            raise GraderError(f"the grader cannot prepare its runs: {err}"
-                              + (f" (its preparation exited {run.returncode})\n"
-                                 f"{run.stderr[-3000:]}" if run else "")) from err
+            raise GraderError(f"the grader cannot prepare its runs: {err}") from err
+
+    def _trusted_child(self, module: str, kept: Path, *args: str, stdin: str = "",
+                       **env: str) -> dict:
+        """The JSON that `python -m grading.<module> PARTIAL ARGS...` writes, run as a trusted
+        child in the course's folder (the course's `course`, the grader's `grading`), kept at
+        `kept` once it succeeds.
+
+        Raises:
+            RuntimeError: it failed, with its exit status and the end of what it printed.
+        """
+        partial = kept.with_suffix(".partial")
+        run = subprocess.run(
+            [sys.executable, "-m", f"grading.{module}", str(partial), *args],
+            cwd=self.course_root, input=stdin, capture_output=True, text=True, timeout=900,
+            env={**sandbox.FIXED_ENV, CACHE_ENV_VAR: str(self.work_dir / "cache"),
+                 "PYTHONPATH": str(ROOT), "HOME": str(self.work_dir), **env})
+        if run.returncode != 0:
+            raise RuntimeError(f"python -m grading.{module} {' '.join(args)} exited "
+                               f"{run.returncode}:\n{(run.stderr or run.stdout)[-3000:]}")
+        partial.rename(kept)
+        return json.loads(kept.read_text())
 
     def _course_digest(self, *own: str, head: str = "") -> str:
         """A digest of `head`, the course's files and the grader's files named `own`: what
@@ -137,7 +144,7 @@ class Grader:
             digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         return digest.hexdigest()
 
-    def _examples(self, section: Section, cache: Path) -> dict[str, list[str]]:
+    def _examples(self, section: Section) -> dict[str, list[str]]:
         """The text of each hidden example of `section`'s property tests, by node id, as the
         reference's run under the section's seed was called with them (`grading.examples`),
         kept in the work folder under a digest of the seed, the course and the code that
@@ -152,20 +159,10 @@ class Grader:
         kept = self.work_dir / "examples" / f"{digest}.json"
         kept.parent.mkdir(exist_ok=True)
         kept.parent.chmod(0o700)  # the grader's: no run's uid lists or reads it
-        if not kept.exists():
-            partial = kept.with_suffix(".partial")
-            run = subprocess.run(
-                [sys.executable, "-m", "grading.examples", str(partial), str(section.number)],
-                cwd=self.course_root, input=str(seed), capture_output=True, text=True,
-                timeout=900, env={**sandbox.FIXED_ENV, "HYPOTHESIS_PROFILE": hidden.PROFILE,
-                                  CACHE_ENV_VAR: str(cache), "PYTHONPATH": str(ROOT),
-                                  "HOME": str(self.work_dir),
-                                  "HYPOTHESIS_STORAGE_DIRECTORY": str(self.work_dir / "tmp")})
-            if run.returncode != 0:
-                raise RuntimeError(f"section {section.number}'s hidden examples: "
-                                   + (run.stderr or run.stdout)[-2000:])
-            partial.rename(kept)
-        return json.loads(kept.read_text())
+        return json.loads(kept.read_text()) if kept.exists() else self._trusted_child(
+            "examples", kept, str(section.number), stdin=str(seed),
+            HYPOTHESIS_PROFILE=hidden.PROFILE,
+            HYPOTHESIS_STORAGE_DIRECTORY=str(self.work_dir / "tmp"))
 
     def grade_section(self, submission: Submission, section: Section) -> SectionResult:
         """Never raises but `Stopped`: a failure of the grader itself is the section's error."""
