@@ -174,7 +174,7 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
         if args.prepare_only:
             grader.prepare(check_isolation=False)
             print(f"prepared: {sum(map(len, grader.tests.values()))} tests collected, "
-                  f"reference biLM cached in {args.work_dir / 'cache'}")
+                  f"reference biLM cached in {grader.cache}")
             return 0
         try:
             store = Store(args.work_dir / "results", grader.settings_key)

@@ -51,6 +51,7 @@ class Grader:
                  isolation: str = "bwrap", deadline_s: float | None = None,
                  course_root: Path = ROOT, secret: bytes | None = None) -> None:
         self.work_dir, self.sections = Path(work_dir).resolve(), sections
+        self.cache = self.work_dir / "cache"  # the reference biLM, pre-trained once
         self.secret = secret  # hidden examples (`grading.hidden`) when given
         self.limits, self.isolation, self.deadline_s = limits or Limits(), isolation, deadline_s
         self.course_root, self.pristine = course_root, Pristine(course_root)
@@ -95,7 +96,7 @@ class Grader:
         what an earlier preparation of the same course kept; a `GraderError` where there is
         no isolation as asked or the tests do not collect."""
         self.mode = self.choose_isolation() if check_isolation else "none"
-        cache = self.work_dir / "cache"
+        cache = self.cache
         kept = self.work_dir / "prepared" / f"{self._course_digest('prepare.py')}.json"
         try:
             kept.parent.mkdir(parents=True, exist_ok=True)
@@ -127,7 +128,7 @@ class Grader:
         run = subprocess.run(
             [sys.executable, "-m", f"grading.{module}", str(partial), *args],
             cwd=self.course_root, input=stdin, capture_output=True, text=True, timeout=900,
-            env={**sandbox.FIXED_ENV, CACHE_ENV_VAR: str(self.work_dir / "cache"),
+            env={**sandbox.FIXED_ENV, CACHE_ENV_VAR: str(self.cache),
                  "PYTHONPATH": str(ROOT), "HOME": str(self.work_dir), **env})
         if run.returncode != 0:
             raise RuntimeError(f"python -m grading.{module} {' '.join(args)} exited "
