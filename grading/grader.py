@@ -131,7 +131,7 @@ class Grader:
             env={**sandbox.FIXED_ENV, CACHE_ENV_VAR: str(self.cache),
                  "PYTHONPATH": str(ROOT), "HOME": str(self.work_dir), **env})
         if run.returncode != 0:
-            raise RuntimeError(f"python -m grading.{module} {' '.join(args)} exited "
+            raise RuntimeError(f"{' '.join(['python -m', f'grading.{module}', *args])} exited "
                                f"{run.returncode}:\n{(run.stderr or run.stdout)[-3000:]}")
         partial.rename(kept)
         return json.loads(kept.read_text())
