@@ -1,29 +1,21 @@
-"""The text of the hidden examples, written by the trusted side: a run records only the number
-of the first example a property test failed on (`grading.records`), and the grader shows the
-text this child wrote of that example. Under one seed and profile, hypothesis draws the same
-examples in the same order as long as every earlier one passed, which on the reference they
-all do; so the examples the reference's run was called with are those of the submission's.
+"""The text of a failing hidden example, written by the trusted side. A run records only the
+number of the first example a property test failed on (`grading.records`); the grader then
+runs the reference's module on those tests, in the same sandbox and under the same seed
+(`grading.hidden`), and `ExampleTexts` writes the text of the call with that number. Under
+one seed and profile, hypothesis draws the same examples in the same order as long as every
+earlier one passed, which on the reference they all do; so the example the reference was
+called with is the one the submission failed on.
 
-    python -m grading.examples OUT.json SECTION     # in the course's folder; stdin: the seed
-
-runs SECTION's tests on the reference (REFERENCE_DIR) under the hidden profile
-(HYPOTHESIS_PROFILE, set by the caller) and writes, per test node id, the text of each call
-of its inner test: `test_name(arg=value, ...)`, pytest's fixtures left out, printable, at
-most EXAMPLE_CHARS. Exit status 1 when a reference test fails (its later examples would not
-be the submission's) or pytest does not run them.
+A text is `test_name(arg=value, ...)`, pytest's fixtures left out, printable, at most
+EXAMPLE_CHARS: the grader's own words, whatever the submission did.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-from course.registry import REFERENCE_DIR
-
-from .zygote import unwrap_inner_test, wrap_inner_test
 
 EXAMPLE_CHARS = 400
 
@@ -36,42 +28,77 @@ def example_text(name: str, args: tuple, kwargs: dict, fixtures: frozenset[str])
     return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS - 3] + "..."
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.examples: dict[str, list[str]] = {}
-        self.failed: list[str] = []
+def wrap_inner_test(item, on_call, on_raise) -> object | None:
+    """Have `on_call(index, args, kwargs)` run before each call of `item`'s hypothesis inner
+    test (its examples, numbered from 0) and `on_raise(index)` when one raises (a failure, not
+    one of hypothesis's own signals). Returns the original inner test, for
+    `unwrap_inner_test`, or None for a test that is not a property's."""
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    inner = getattr(handle, "inner_test", None)
+    if inner is None:
+        return None
+    from hypothesis.errors import StopTest, UnsatisfiedAssumption
+    calls = [0]
+
+    @functools.wraps(inner)
+    def counted(*args, **kwargs):
+        index = calls[0]
+        calls[0] += 1
+        on_call(index, args, kwargs)
+        try:
+            return inner(*args, **kwargs)
+        except (StopTest, UnsatisfiedAssumption):
+            raise
+        except BaseException:
+            on_raise(index)
+            raise
+
+    handle.inner_test = counted
+    return inner
+
+
+def unwrap_inner_test(item, inner) -> None:
+    if inner is not None:
+        item.obj.hypothesis.inner_test = inner
+
+
+def test_of(nodeid: str) -> str:
+    """A property test's node id without its parameters: what a run's examples are keyed by."""
+    return nodeid.split("[", 1)[0]
+
+
+class ExampleTexts:
+    """The reference's run's plugin: for each test of `wanted` ({test: example number}), one
+    line `{"kind": "example", "test", "text"}` through `send`, of the call with that number."""
+
+    def __init__(self, wanted: dict[str, int], send) -> None:
+        self.wanted, self.send = wanted, send
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item):
-        calls = self.examples[item.nodeid] = []
-        fixtures, name = frozenset(item.fixturenames), item.originalname
-        inner = wrap_inner_test(
-            item, lambda index, args, kwargs: calls.append(
-                example_text(name, args, kwargs, fixtures)), lambda index: None)
-        if inner is None:
-            del self.examples[item.nodeid]
+        test, fixtures = test_of(item.nodeid), frozenset(item.fixturenames)
+
+        def on_call(index: int, args: tuple, kwargs: dict) -> None:
+            if index == self.wanted.get(test):
+                self.send({"kind": "example", "test": test,
+                           "text": example_text(item.originalname, args, kwargs, fixtures)})
+
+        inner = wrap_inner_test(item, on_call, lambda index: None)
         try:
             return (yield)
         finally:
             unwrap_inner_test(item, inner)
 
-    def pytest_runtest_logreport(self, report) -> None:
-        if report.failed:
-            self.failed.append(report.nodeid)
 
-
-def main(out: str, section: str) -> int:
-    seed = int(sys.stdin.read())
-    recorder = Recorder()
-    code = pytest.main(["tests/sections", "--impl", str(REFERENCE_DIR), "--section", section,
-                        "--hypothesis-seed", str(seed), "-q"], plugins=[recorder])
-    Path(out).write_text(json.dumps(recorder.examples))
-    if recorder.failed or code != pytest.ExitCode.OK:
-        print(f"the reference's run ended with pytest's status {int(code)}; failed: "
-              f"{', '.join(recorder.failed) or 'none'}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+def read_examples(data: bytes, wanted: dict[str, int]) -> dict[str, str]:
+    """{test: text} of the lines `ExampleTexts` wrote, for the tests of `wanted`."""
+    texts = {}
+    for raw in data.splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict) and line.get("kind") == "example" and \
+                line.get("test") in wanted and isinstance(line.get("text"), str):
+            texts.setdefault(line["test"], line["text"][:EXAMPLE_CHARS])
+    return texts

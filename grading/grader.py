@@ -5,9 +5,11 @@ section is graded; what the store holds for the same bytes under the same settin
 graded again, and a module that several submissions hold byte for byte (an untouched stub) is
 run once. Before it runs anything it `prepare`s: it checks the isolation asked for and, in a
 child of its own (the course's code, trusted), collects the tests and has the reference biLM
-pre-trained; with a secret, it runs the reference on each section's hidden examples, whose
-text a failing test's message then names (`grading.examples`). With a `deadline`, each run
-gets its share of the time left.
+pre-trained. With a secret, each run draws hidden examples from its own seed
+(`grading.hidden`), and where a property test fails the reference runs on the same examples,
+for the text of the one it failed on (`grading.examples`). With a `deadline`, each run gets
+its share of the time left. A section that the grader itself failed to grade (an internal
+error) is reported but never stored, so that the same command grades it again.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, Section
 from course.results import NOT_IMPLEMENTED
 
 from . import hidden, sandbox
+from .examples import read_examples, test_of
 from .records import read_stream
 from .sandbox import Limits, Pristine, Sandbox
 from .scan import Flag, scan_files, scan_module
 from .scoring import SectionResult, SubmissionResult, score_section, score_unrun
-from .submissions import Submission
+from .submissions import Submission, readable
 
 DEADLINE_MARGIN_S = 5  # kept back from a deadline: the reports are written after the runs
 MODES = (*sandbox.MODES, "auto")
@@ -62,7 +65,6 @@ class Grader:
         self._waiting = self._running = 0
         self.slots = 1
         self._graded: dict[tuple[int, str], SectionResult] = {}  # by the module's bytes
-        self.examples: dict[int, dict[str, list[str]]] = {}  # hidden ones', per section
 
     @property
     def settings_key(self) -> str:
@@ -81,7 +83,7 @@ class Grader:
         reasons = {}
         for mode in (["bwrap", "uid"] if self.isolation == "auto" else [self.isolation]):
             if reasons.setdefault(mode, sandbox.problem(
-                    mode, self.course_root / REFERENCE_DIR.name)) is None:
+                    mode, (self.course_root, ROOT), self.work_dir)) is None:
                 return mode
         raise GraderError(
             "this machine cannot isolate the runs as asked (" + "; ".join(
@@ -99,40 +101,35 @@ class Grader:
         cache = self.cache
         kept = self.work_dir / "prepared" / f"{self._course_digest('prepare.py')}.json"
         try:
-            kept.parent.mkdir(parents=True, exist_ok=True)
+            for folder in (kept.parent, cache):  # the grader's alone (uid mode: a run can
+                folder.mkdir(parents=True, exist_ok=True)  # pass through the work folder)
+                folder.chmod(0o700)
             prepared = json.loads(kept.read_text()) if kept.exists() else None
             if prepared is None or not all((cache / n).is_file() for n in prepared["cache_files"]):
-                cache.mkdir(exist_ok=True)  # prepared anew: the course, or its cache, changed
-                prepared = self._trusted_child("prepare", kept)
+                prepared = self._prepared_anew(kept)
             self.tests = {int(number): ids for number, ids in prepared["tests"].items()}
             self.sandbox = Sandbox(self.work_dir, self.pristine, self.limits, self.mode,
-                                   self.slots, {n: cache / n for n in prepared["cache_files"]},
-                                   None if self.secret is None else {
-                                       s.number: hidden.seed(self.secret, s.number)
-                                       for s in self.sections})
-            for section in self.sections if self.secret is not None else ():
-                self.examples[section.number] = self._examples(section)
+                                   self.slots, {n: cache / n for n in prepared["cache_files"]})
         except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as err:
             raise GraderError(f"the grader cannot prepare its runs: {err}") from err
 
-    def _trusted_child(self, module: str, kept: Path, *args: str, stdin: str = "",
-                       **env: str) -> dict:
-        """The JSON that `python -m grading.<module> PARTIAL ARGS...` writes, run as a trusted
-        child in the course's folder (the course's `course`, the grader's `grading`), kept at
-        `kept` once it succeeds.
+    def _prepared_anew(self, kept: Path) -> dict:
+        """The JSON that `python -m grading.prepare PARTIAL` writes, run as a trusted child in
+        the course's folder (the course's `course`, the grader's `grading`), kept at `kept`
+        once it succeeds.
 
         Raises:
             RuntimeError: it failed, with its exit status and the end of what it printed.
         """
         partial = kept.with_suffix(".partial")
         run = subprocess.run(
-            [sys.executable, "-m", f"grading.{module}", str(partial), *args],
-            cwd=self.course_root, input=stdin, capture_output=True, text=True, timeout=900,
+            [sys.executable, "-m", "grading.prepare", str(partial)], cwd=self.course_root,
+            capture_output=True, text=True, timeout=900,
             env={**sandbox.FIXED_ENV, CACHE_ENV_VAR: str(self.cache),
-                 "PYTHONPATH": str(ROOT), "HOME": str(self.work_dir), **env})
+                 "PYTHONPATH": str(ROOT), "HOME": str(self.work_dir)})
         if run.returncode != 0:
-            raise RuntimeError(f"{' '.join(['python -m', f'grading.{module}', *args])} exited "
-                               f"{run.returncode}:\n{(run.stderr or run.stdout)[-3000:]}")
+            raise RuntimeError(f"python -m grading.prepare exited {run.returncode}:\n"
+                               f"{(run.stderr or run.stdout)[-3000:]}")
         partial.rename(kept)
         return json.loads(kept.read_text())
 
@@ -145,25 +142,19 @@ class Grader:
             digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         return digest.hexdigest()
 
-    def _examples(self, section: Section) -> dict[str, list[str]]:
-        """The text of each hidden example of `section`'s property tests, by node id, as the
-        reference's run under the section's seed was called with them (`grading.examples`),
-        kept in the work folder under a digest of the seed, the course and the code that
-        writes them.
-
-        Raises:
-            RuntimeError: the reference fails its own tests on these examples.
-        """
-        seed = self.sandbox.seeds[section.number]
-        digest = self._course_digest("examples.py", "zygote.py",  # what writes their text
-                                     head=f"{seed}\0{section.number}\0")
-        kept = self.work_dir / "examples" / f"{digest}.json"
-        kept.parent.mkdir(exist_ok=True)
-        kept.parent.chmod(0o700)  # the grader's: no run's uid lists or reads it
-        return json.loads(kept.read_text()) if kept.exists() else self._trusted_child(
-            "examples", kept, str(section.number), stdin=str(seed),
-            HYPOTHESIS_PROFILE=hidden.PROFILE,
-            HYPOTHESIS_STORAGE_DIRECTORY=str(self.work_dir / "tmp"))
+    def _example_texts(self, section: Section, stream, seed: int, timeout_s: float | None
+                       ) -> dict[str, str]:
+        """{node id: the text of the hidden example it failed on}, of the failing property
+        tests of a run on `seed`, from the reference's run on the same examples."""
+        wanted = {test_of(nodeid): test["example_index"] for nodeid, test in stream.tests.items()
+                  if test["example_index"] is not None}
+        if not wanted:
+            return {}
+        reference = self.pristine.files[f"{REFERENCE_DIR.name}/{section.file_name}"]
+        outcome = self.sandbox.run_section(section, reference, timeout_s, seed, wanted)
+        texts = read_examples(outcome.records, wanted)
+        return {nodeid: texts[test_of(nodeid)] for nodeid in stream.tests
+                if test_of(nodeid) in texts}
 
     def grade_section(self, submission: Submission, section: Section) -> SectionResult:
         """Never raises but `Stopped`: a failure of the grader itself is the section's error."""
@@ -191,7 +182,9 @@ class Grader:
                 if timeout_s is not None and timeout_s <= 0:
                     return score_unrun(section, nodeids, "not run: grading reached its "
                                        f"deadline of {self.deadline_s:g} s before this section")
-                outcome = self.sandbox.run_section(section, source, timeout_s)
+                seed = None if self.secret is None else hidden.seed(
+                    self.secret, section.number, source)
+                outcome = self.sandbox.run_section(section, source, timeout_s, seed)
             finally:
                 with self._clock:
                     self._running -= 1
@@ -204,9 +197,10 @@ class Grader:
             if outcome.error or not (stream.begun or outcome.timed_out):
                 raise RuntimeError(outcome.error or f"the run did not start ({self.mode}): "
                                    + outcome.output_tail[-2000:])
+            examples = {} if seed is None else self._example_texts(section, stream, seed,
+                                                                    self._share_of_time())
             result = score_section(section, nodeids, stream, outcome, source,
-                                   scan_module(source, section.number),
-                                   self.examples.get(section.number))  # hidden ones only
+                                   scan_module(source, section.number), examples)
             if not outcome.timed_out:  # this run's fate, not the module's
                 self._graded[same] = copy.deepcopy(result)
             return result
@@ -215,7 +209,8 @@ class Grader:
                 raise Stopped from err
             with (self.work_dir / "grader-errors.log").open("a") as log:
                 log.write(traceback.format_exc())  # the grader's fault: say so, and go on
-            return score_unrun(section, nodeids, f"internal grader error: {err!r}")
+            return score_unrun(section, nodeids, f"internal grader error: {err!r}",
+                               internal=True)
 
     def grade(self, submissions: list[Submission], jobs: int = 1, store=None,
               fresh: bool = False, on_done: Callable[[SubmissionResult], None] = lambda r: None,
@@ -250,9 +245,10 @@ class Grader:
                     notes = scan_files(done.files) + [Flag("unreadable", f"{n}: {why}")
                                                       for n, why in sorted(done.unreadable.items())]
                     results[index] = SubmissionResult(
-                        done.name, str(done.path), done.digest,
+                        done.name, readable(str(done.path)), done.digest,
                         [graded[index][s.number] for s in self.sections], notes)
-                    if store is not None:
+                    if store is not None and not any(
+                            s.internal for s in results[index].sections):
                         store.save(results[index])
                     on_done(results[index])
         except BaseException:

@@ -3,10 +3,12 @@ words besides the grader's own copy of the submission's module.
 
 The run's plugin (`grading.zygote.Records`) writes JSON lines to a pipe: `begin` (before any
 of the submission's code runs), a `test` line per test, and `end` with pytest's exit status.
-A test line holds no text of the run's own: of a failing property test, the number of the
-first example that failed (`example_index`), whose text the grader writes itself from the
-reference's run on the same seed (`grading.examples`); of a wrong tensor, `course.diagnose`'s
-`output_digest` (16 lowercase hex digits), for the instructors' results only. Anything else
+A test line holds no text of the run's own: its error's builtin class, an errno by its name
+in the `errno` module, a line of the learner's module, and of a failing property test the
+number of the first example that failed (`example_index`), whose text the grader writes
+itself from the reference's run on the same seed (`grading.examples`). Of a wrong tensor it
+holds `course.diagnose`'s `output_digest` (16 lowercase hex digits), which the run can choose
+as it likes: the instructors' JSON alone keeps it, as `reported_digest`. Anything else
 makes the run *untrusted* (flagged, no credit; `read_stream` says which check failed,
 docs/instructors.md lists them). A crash (a signal: a segmentation fault, a limit) is not
 untrusted: the tests recorded before it stand, and the others are lost.
@@ -15,6 +17,7 @@ untrusted: the tests recorded before it stand, and the others are lost.
 from __future__ import annotations
 
 import builtins
+import errno
 import json
 import os
 import re
@@ -26,9 +29,10 @@ ERRORS = {name for name, value in vars(builtins).items()
           if isinstance(value, type) and issubclass(value, BaseException)}
 FIELDS = {"begin": {"kind": str},
           "test": {"kind": str, "nodeid": str, "status": str, "error": str,
-                   "line": (int, type(None)), "errno": (int, type(None)),
+                   "line": (int, type(None)), "errno": (str, type(None)),
                    "example_index": (int, type(None)), "digest": (str, type(None))},
           "end": {"kind": str, "exitstatus": int}}
+ERRNOS = set(errno.errorcode.values())  # an errno is one of these names, never a number
 BEGIN = b'{"kind": "begin"}\n'
 DIGEST = re.compile(r"[0-9a-f]{16}")  # course.diagnose's output_digest
 
@@ -48,6 +52,7 @@ def _valid(line: object) -> bool:
                     for k, t in fields.items())
             and (line["kind"] != "test" or (line["status"] in STATUSES
                                             and line["error"] in ERRORS | {""}
+                                            and line["errno"] in ERRNOS | {None}
                                             and (line["example_index"] or 0) >= 0
                                             and (line["digest"] is None or DIGEST.fullmatch(
                                                 line["digest"]) is not None))))
@@ -102,24 +107,21 @@ def source_line(source: bytes, line: int | None) -> str:
     return short(lines[line - 1], 100) if line and 0 < line <= len(lines) else ""
 
 
-def describe(test: dict, module: str, source: bytes, examples: list[str] | None = None) -> str:
+def describe(test: dict, module: str, source: bytes, example: str | None = None) -> str:
     """A test's message, from its record: `failed: AssertionError in the test's checks`,
     `error: ModuleNotFoundError at s1_setup.py line 3: `import numpi``, then, given the
-    test's `examples` (the grader's own text of each, `grading.examples`), the one its
-    `example_index` names (`; Failing test case: test_x(batch=[[0]])`); none out of range."""
+    grader's own text of the example it failed on (`grading.examples`), that example
+    (`; Failing test case: test_x(batch=[[0]])`)."""
     if test["status"] == PASSED:
         return ""
     text = f"{test['status']}: {test['error'] or 'no exception'}"
     if test["errno"] is not None:
-        text += f" [errno {test['errno']}: {os.strerror(test['errno'])}]"
+        text += f" [{test['errno']}: {os.strerror(getattr(errno, test['errno']))}]"
     if quoted := source_line(source, test["line"]):
         text = f"{text} at {module} line {test['line']}: `{quoted}`"
     else:
         text += " in the test's checks" if test["status"] == FAILED else ""
-    index = test.get("example_index")
-    shown = examples[index] if examples and index is not None and 0 <= index < len(
-        examples) else ""
-    return text + (f"; Failing test case: {shown}" if shown else "")
+    return text + (f"; Failing test case: {example}" if example else "")
 
 
 def crash_line(output_tail: str, module: str) -> int | None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, RUNTIME_FILES, SECTIONS, Section
 
 from . import hidden
+from .zygote import remove_owned, remove_tree, writable_folders
 
 MODES = ("bwrap", "uid", "none")
 UID_BASE, UID_BLOCK, UID_BLOCKS = 3_000_000, 100, 1000
@@ -95,9 +96,54 @@ def _reachable(path: Path, readable: bool = True) -> bool:
         os.stat(path).st_mode & needed == needed)
 
 
-def problem(mode: str, reference: Path = REFERENCE_DIR) -> str | None:
-    """Why `mode` cannot isolate runs on this machine (`reference`: the reference graded
-    with, which no run may read), or None when it can."""
+def exposed(root: Path, keep: tuple[Path, ...] = ()) -> list[str]:
+    """What of the folder `root` a user who is not its owner, in its group or root can read
+    (a file) or list (a folder), but `keep` and what is below it; links are not followed (where
+    one leads is checked where it is). Walked with no recursion."""
+    root, keep = Path(root).resolve(), {Path(p).resolve() for p in keep}
+    if not all(os.stat(p).st_mode & stat.S_IXOTH for p in (root, *root.parents)):
+        return []  # no one but root and the owner gets past it or a folder above it
+    found, todo = [], [root]
+    while todo:
+        with os.scandir(todo.pop()) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                if Path(entry.path) in keep or stat.S_ISLNK(info.st_mode):
+                    continue
+                if info.st_mode & stat.S_IROTH:
+                    found.append(entry.path)
+                if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IXOTH:
+                    todo.append(Path(entry.path))
+    return sorted(found)
+
+
+def _exposed_repository(roots: tuple[Path, ...], keep: tuple[Path, ...]) -> str | None:
+    """Why a run in uid mode could read something of the course's repositories `roots` (its
+    reference, `.git`, its tests), or None: they must be the grader's alone, but for `keep`."""
+    for root in dict.fromkeys(Path(r).resolve() for r in roots):
+        found = exposed(root, keep)
+        if found:
+            tops = sorted({root / Path(p).relative_to(root).parts[0] for p in found})
+            kept = [Path(p).resolve() for p in keep]  # reopened below what is closed
+            through = sorted({q for k in kept for q in (k, *k.parents)
+                              if any(q.is_relative_to(t) for t in tops)} - set(kept))
+            fix = f"chmod -R go-rwx {' '.join(map(str, tops))}" + "".join(
+                f" && chmod o+x {q}" for q in through) + "".join(
+                f" && chmod -R o+rX {k}" for k in kept if k.exists()
+                and any(k.is_relative_to(t) for t in tops))
+            shown = ", ".join(str(t.relative_to(root)) for t in tops[:8])
+            return (f"{len(found)} files or folders of {root} are readable by every user, so "
+                    f"by a run, in: {shown}{' ...' if len(tops) > 8 else ''}. Make them the "
+                    f"grader's alone: {fix}")
+    return None
+
+
+def problem(mode: str, roots: tuple[Path, ...] = (ROOT,), work_dir: Path | None = None
+            ) -> str | None:
+    """Why `mode` cannot isolate runs on this machine, or None when it can. `roots`: the
+    repositories of the course graded with and of the grader, of which a run in uid mode
+    may read nothing but Python's environment and the work folder `work_dir` (the grader's
+    own, which it keeps private)."""
     if mode == "none":
         return None
     if os.geteuid() != 0:
@@ -105,9 +151,9 @@ def problem(mode: str, reference: Path = REFERENCE_DIR) -> str | None:
     if platform.machine() != "x86_64":
         return f"the runs' system-call filter knows x86-64 only, not {platform.machine()}"
     if mode == "uid":
-        if reference.exists() and _reachable(reference):
-            return (f"{reference} is readable by every user, so by a run too: "
-                    f"chmod -R go-rwx {reference}")
+        keep = (Path(sys.prefix), *([work_dir] if work_dir else []))
+        if why := _exposed_repository(roots, keep):
+            return why
         if not all(_reachable(Path(p)) for p in (sys.prefix, sys.base_prefix)):
             return f"Python ({sys.base_prefix}) is not readable by other users, so by no run"
         return None
@@ -220,9 +266,14 @@ class Zygote:
                     deadline = time.monotonic() + GRACE_S
                 for ready in select.select(watched, [], [], 1)[0]:
                     data = ready.read(1 << 16) if ready is pipe else self.socket.recv(1 << 16)
-                    if ready is self.socket:
-                        outcome.status = json.loads(data)["status"] if data else None
-                        outcome.error = None if data else "the sandbox's server ended"
+                    if ready is self.socket and not data:
+                        outcome.error = "the sandbox's server ended"
+                    elif ready is self.socket:
+                        ended = json.loads(data)
+                        outcome.status = ended["status"]
+                        if ended["left"]:  # the next run could find it: not a result
+                            outcome.error = ("what the run left could not be removed: "
+                                             + "; ".join(ended["left"]))
                     elif data and sum(map(len, chunks)) + len(data) <= RECORDS_BYTES:
                         chunks.append(data)
                     else:
@@ -249,11 +300,9 @@ class Sandbox:
     `cache_files` ({name: the trusted file}) in its cache folder."""
 
     def __init__(self, work_dir: Path, pristine: Pristine, limits: Limits, mode: str,
-                 slots: int = 1, cache_files: dict[str, Path] | None = None,
-                 seeds: dict[int, int] | None = None) -> None:
+                 slots: int = 1, cache_files: dict[str, Path] | None = None) -> None:
         self.work_dir, self.pristine, self.limits = Path(work_dir).resolve(), pristine, limits
         self.mode, self.cache_files = mode, cache_files or {}
-        self.seeds = seeds  # per section: hidden examples (`grading.hidden`) from these
         self.slots = 1 if mode == "uid" else max(1, slots)  # uid: nothing keeps runs apart
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.runs = Path(tempfile.mkdtemp(prefix="runs-", dir=self.work_dir))  # this one's
@@ -264,6 +313,11 @@ class Sandbox:
             raise RuntimeError(f"{self.runs} must be reachable by other users (o+x on it and "
                                "every folder above), so that each run's uid reaches its own")
         self.uids = UidBlock() if mode != "none" else None
+        # uid mode: where a run's uid can leave something but its scratch; cleared of what any
+        # uid of the block left there (a grader that was killed) before the first run
+        self.writable = writable_folders() if mode == "uid" else []
+        if left := remove_owned(set(self.uids.free) if self.uids else set(), self.writable):
+            raise RuntimeError("what earlier runs left cannot be removed: " + "; ".join(left))
         self.cpu = CpuShares(self.slots) if mode != "none" else None
         self.cpu_share = "cgroup" if self.cpu and self.cpu.folders else "threads"
         self._free_slots = list(range(self.slots))
@@ -293,10 +347,14 @@ class Sandbox:
             argv, env = box + argv, {**env, "PYTHONPATH": "/grader"}
         return Zygote(argv, env, self.work_dir / "zygote.log")
 
-    def run_section(self, section: Section, source: bytes, timeout_s: float | None = None
+    def run_section(self, section: Section, source: bytes, timeout_s: float | None = None,
+                    seed: int | None = None, examples: dict[str, int] | None = None
                     ) -> Outcome:
         """Run `section`'s tests on `source` as its module, within `timeout_s` (by default the
-        section timeout), in the first slot free."""
+        section timeout), in the first slot free; with `seed`, on hidden examples from it
+        (`grading.hidden`). With `examples` ({test: example number}), `source` is the
+        reference's and only those tests run, for the text of those examples
+        (`grading.examples`) in the outcome's records."""
         with self._changed:
             while not self._free_slots and not self._closed:
                 self._changed.wait()
@@ -309,15 +367,18 @@ class Sandbox:
         run_dir = Path(tempfile.mkdtemp(prefix=f"s{section.number}-", dir=self.runs / str(slot)))
         try:
             return self._run(zygote, slot, run_dir, section, source,
-                             self.limits.section_timeout_s if timeout_s is None else timeout_s)
+                             self.limits.section_timeout_s if timeout_s is None else timeout_s,
+                             seed, examples)
         finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
-            with self._changed:
-                self._free_slots.append(slot)
-                self._changed.notify_all()
+            try:
+                remove_tree(str(run_dir))
+            finally:
+                with self._changed:
+                    self._free_slots.append(slot)
+                    self._changed.notify_all()
 
     def _run(self, zygote: Zygote, slot: int, run_dir: Path, section: Section, source: bytes,
-             timeout_s: float) -> Outcome:
+             timeout_s: float, seed: int | None, examples: dict[str, int] | None) -> Outcome:
         uid = gid = self.uids.free[slot] if self.uids else os.getuid()
         inside = f"/runs/{run_dir.name}" if self.mode == "bwrap" else str(run_dir)
         scratch = f"/scratch/{run_dir.name}" if self.mode == "bwrap" else f"{run_dir}/scratch"
@@ -331,19 +392,19 @@ class Sandbox:
                *([os.open(self.cpu.folders[slot] / "cgroup.procs", os.O_WRONLY)]
                  if self.cpu_share == "cgroup" else []),
                *(os.open(path, os.O_RDONLY) for path in files.values())]
-        argv = ["tests/sections", "--impl", f"{scratch}/impl", "--reference",
+        argv = [*(examples or ["tests/sections"]), "--impl", f"{scratch}/impl", "--reference",
                 f"{inside}/course/ref", "--section", str(section.number), "-c", "pytest.ini",
                 "--rootdir", ".", "--timeout", str(self.limits.test_timeout_s), "--tb=line",
                 "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         env = {**FIXED_ENV, "HOME": f"{scratch}/home", "TMPDIR": f"{scratch}/tmp",
                "MPLCONFIGDIR": f"{scratch}/tmp", "TORCHINDUCTOR_CACHE_DIR": f"{scratch}/tmp",
                "HYPOTHESIS_STORAGE_DIRECTORY": f"{scratch}/tmp", CACHE_ENV_VAR: f"{scratch}/cache"}
-        if self.seeds is not None:
-            argv += ["--hypothesis-seed", str(self.seeds[section.number])]
+        if seed is not None:
             env["HYPOTHESIS_PROFILE"] = hidden.PROFILE
         outcome = zygote.run({"uid": uid, "gid": gid, "course": f"{inside}/course",
                               "scratch": scratch, "argv": argv, "env": env,
-                              "files": list(files),
+                              "files": list(files), "writable": self.writable, "seed": seed,
+                              "examples": examples,
                               "limits": self.limits.rlimits(self.uids is not None),
                               "cgroup": self.cpu_share == "cgroup"}, fds, records, timeout_s)
         with open(run_dir / "output.txt", "rb") as output:
@@ -359,4 +420,7 @@ class Sandbox:
             zygote.close()
         if self.cpu:
             self.cpu.close()
-        shutil.rmtree(self.runs, ignore_errors=True)
+        try:
+            remove_tree(str(self.runs))
+        except OSError:
+            pass  # a later grader's start clears what its uids left

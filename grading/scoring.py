@@ -32,7 +32,9 @@ class TestResult:
     name: str
     status: str
     message: str
-    digest: str | None = None  # of its wrong tensor (course.diagnose): instructors' only
+    # Its wrong tensor's fingerprint (course.diagnose) as the run reported it: the run could
+    # report any 16 hex digits, so the instructors' JSON alone holds it, never a message.
+    reported_digest: str | None = None
 
 
 @dataclass
@@ -48,6 +50,7 @@ class SectionResult:
     tests: list[TestResult] = field(default_factory=list)
     seconds: float = 0.0  # its run, wall clock
     bonus: bool = False  # its points come on top of the 100
+    internal: bool = False  # the grader failed, not the submission: never stored, graded again
 
 
 @dataclass
@@ -95,8 +98,12 @@ def result_from_dict(data: dict) -> SubmissionResult:
     def flags(items: list[dict]) -> list[Flag]:
         return [Flag(f["kind"], f["detail"], f["section"]) for f in items]
 
+    def test(fields: dict) -> TestResult:  # "digest": a grades file of before its rename
+        return TestResult(**{("reported_digest" if k == "digest" else k): v
+                             for k, v in fields.items()})
+
     sections = [SectionResult(**{**s, "flags": flags(s["flags"]),
-                                 "tests": [TestResult(**t) for t in s["tests"]]})
+                                 "tests": [test(t) for t in s["tests"]]})
                 for s in data["sections"]]
     return SubmissionResult(data["name"], data["path"], data["digest"], sections,
                             flags(data["flags"]))
@@ -113,10 +120,10 @@ def describe_exit(wait_status: int | None) -> str:
 
 
 def score_section(section: Section, nodeids: list[str], stream: Stream, outcome, source: bytes,
-                  flags: list[Flag], examples: dict[str, list[str]] | None = None
-                  ) -> SectionResult:
+                  flags: list[Flag], examples: dict[str, str] | None = None) -> SectionResult:
     """`section`'s result from one run (`outcome`, a `sandbox.Outcome`) of its tests;
-    `examples`: each property test's examples, as the grader wrote them (`describe`)."""
+    `examples`: the hidden example each failing property test failed on, by node id, as the
+    grader wrote it (`grading.examples`)."""
     if stream.untrusted:
         flags = [*flags, Flag(UNTRUSTED, stream.untrusted, section.number)]
     if outcome.timed_out:
@@ -152,8 +159,10 @@ def score_section(section: Section, nodeids: list[str], stream: Stream, outcome,
                          flags, tests, round(outcome.seconds, 2), section.bonus)
 
 
-def score_unrun(section: Section, nodeids: list[str], reason: str) -> SectionResult:
-    """A section whose module could not be run at all: every test an error, with `reason`."""
+def score_unrun(section: Section, nodeids: list[str], reason: str, internal: bool = False
+                ) -> SectionResult:
+    """A section whose module could not be run at all: every test an error, with `reason`;
+    `internal` where the grader failed rather than the submission."""
     tests = [TestResult(n, n.split("::")[-1], ERROR, reason) for n in nodeids]
     return SectionResult(section.number, section.name, section.title, section.points, 0.0,
-                         ERROR, short(reason), [], tests, bonus=section.bonus)
+                         ERROR, short(reason), [], tests, bonus=section.bonus, internal=internal)

@@ -23,17 +23,18 @@ reads it (`grading.submissions`). The report holds
   a former year's);
 * with `--grades` (the grader's `--json` of the same class), **shared wrong outputs**: the
   groups of submissions whose failing record of one test carries the same wrong output's
-  fingerprint (`digest`: `course.diagnose`'s `output_digest`, the shape and values the
-  learner's code computed, where the test compares a tensor with `assert_close`), or else
-  the same message; the tests' inputs are fixed, so the same digest is the same wrong
-  output on the same probe input. Rarest first; a group that a catalogued mistake explains
-  (`course.signatures`: it fails those tests) is marked so: a common misconception is weaker
-  evidence (not where the message quotes the learner's own line: that is their code). The
-  grader's messages hold no text of a run (docs/instructors.md): without a digest, a wrong
-  answer reads `failed: AssertionError in the test's checks`, an error the exception and
-  the learner's own line, so two wrong answers to one test read alike whatever each
-  computed; what sets such a group apart is which tests it fails, and an error's quoted
-  line. Each group says which it is (`by`: "output" or "message").
+  fingerprint (`reported_digest`: `course.diagnose`'s `output_digest`, the shape and values
+  the learner's code computed, where the test compares a tensor with `assert_close`, as the
+  run reported it: a submission could report any), or else the same message; the tests'
+  inputs are fixed, so the same digest is the same wrong output on the same probe input.
+  Rarest first; a group that a catalogued mistake explains (`course.signatures`: it fails
+  those tests) is marked so: a common misconception is weaker evidence (not where the
+  message quotes the learner's own line: that is their code). The grader's messages hold no
+  text of a run (docs/instructors.md): without a digest, a wrong answer reads `failed:
+  AssertionError in the test's checks`, an error the exception and the learner's own line,
+  so two wrong answers to one test read alike whatever each computed; what sets such a group
+  apart is which tests it fails, and an error's quoted line. Each group says which it is
+  (`by`: "output" or "message").
 
 All of it is evidence for a person to read, never a verdict: small functions are written
 alike by people who never met, and a whole class makes the same common mistakes.
@@ -293,7 +294,7 @@ def shared_wrong_outputs(results, known: list[signatures.Known] | None = None
         for section in result.sections:
             for test in section.tests:
                 if test.status in WRONG:
-                    digest = getattr(test, "digest", None)
+                    digest = test.reported_digest
                     key = (section.number, test.name, digest, "" if digest else test.message)
                     holders.setdefault(key, set()).add(result.name)
     merged: dict[tuple, list[tuple[str, str]]] = {}
@@ -374,7 +375,8 @@ def markdown(report: dict) -> str:
     if report["wrong_outputs"] is not None:
         lines += ["", "## Shared wrong outputs, rarest first", "",
                   "The same failing record of the same test (a probe input the course fixes): "
-                  "*by output*, the same wrong tensor (its shape and values: the same digest); "
+                  "*by output*, the same wrong tensor (its shape and values: the same digest, "
+                  "as each run reported it: a submission could report any); "
                   "*by message*, where the test recorded no tensor, the same message. The "
                   "grader's messages hold no text of a run: every wrong answer to a test "
                   "reads alike, so what sets a group by message apart is which tests it fails "

@@ -6,7 +6,9 @@ named `exercises` wins, then the shallowest of any name.
 Only the registry's section modules are read, as bytes; nothing of a submission is extracted
 or run here. Links are not followed: a module that is one is unreadable, and a submission
 named by one (its folder, its `.zip`, the one `.zip` in its folder) is refused, for it could
-be a classmate's or anything of the grader's. Oversized modules and archives are refused.
+be a classmate's or anything of the grader's. Oversized modules and archives are refused. A
+name that is not UTF-8 (a folder's, a file's) is kept with its odd bytes written as `\\xe9`,
+so that every report can hold it.
 """
 
 from __future__ import annotations
@@ -52,11 +54,17 @@ class Submission:
         return digest.hexdigest()
 
 
+def readable(name: str) -> str:
+    """`name` as a report can hold it: a byte that is not UTF-8 (Python keeps it as a lone
+    surrogate, which no UTF-8 file can hold) written as `\\xe9`."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _read(submission: Submission, entries: dict[str, tuple[bool, int]], read) -> None:
     """The section modules among `entries` ({path: (is a link, size)}), read by `read`."""
     if len(entries) > MAX_FILES:
         raise ValueError(f"it holds {len(entries)} files, more than {MAX_FILES}")
-    submission.files = sorted(entries)
+    submission.files = sorted(readable(p) for p in entries)
     folders = {str(PurePosixPath(p).parent) for p in entries if PurePosixPath(p).name in
                MODULE_NAMES}
     named = [f for f in folders if PurePosixPath(f).name == "exercises"] or folders
@@ -79,7 +87,8 @@ def _read(submission: Submission, entries: dict[str, tuple[bool, int]], read) ->
 def read_submission(path: Path, name: str | None = None) -> Submission:
     """Never raises: a submission that cannot be read carries its `error`."""
     path = Path(path)
-    submission = Submission(name or (path.stem if path.suffix == ".zip" else path.name), path)
+    submission = Submission(readable(name or (path.stem if path.suffix == ".zip" else path.name)),
+                            path)
     try:
         if path.is_symlink():
             submission.error = f"{path} is a link: a submission's own folder or .zip is needed"
@@ -137,4 +146,4 @@ def unique_names(submissions: list[Submission]) -> None:
         for i in clashing:
             level[i] += 1
     for submission, name in zip(submissions, names, strict=True):
-        submission.name = name
+        submission.name = readable(name)

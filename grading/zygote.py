@@ -3,16 +3,20 @@ per run, so that a run starts in a fraction of a second rather than in the secon
 imports take. It never reads a submission or the reference: each child would inherit it.
 Its stdin is a SOCK_SEQPACKET socket from `grading.sandbox`, on which it takes
 
-    {"uid", "gid", "course", "scratch", "argv", "env", "limits", "cgroup", "files"} with
-        descriptors: the records pipe, the output file, the run's cgroup.procs (where
-        "cgroup"), then one per name of "files" (its module first), read-only
-    -> {"status": os.waitpid's} once the child has ended and its scratch, and what its uid
-       left where everyone may write, are removed
+    {"uid", "gid", "course", "scratch", "argv", "env", "limits", "cgroup", "files",
+     "writable", "seed", "examples"} with descriptors: the records pipe, the output file, the
+        run's cgroup.procs (where "cgroup"), then one per name of "files" (its module first),
+        read-only
+    -> {"status": os.waitpid's, "left": what could not be removed} once the child has ended
+       and its scratch, and what its uid left in the folders "writable", are removed
     {"kill": true} -> SIGKILL to the run's child
 
 The child joins its cgroup, becomes the run's uid, copies its files into its scratch, takes
 the records pipe as descriptor 3 and the output as 1 and 2, sets its limits and seeds,
-installs the system-call filter (`filter_program`) and runs pytest with `Records`.
+installs the system-call filter (`filter_program`) and runs pytest with `Records`; with a
+"seed" (hidden examples), `grading.hidden.HiddenSeeds` too; with "examples" ({test: example
+number}: the reference's run for its examples' text), `grading.examples.ExampleTexts` instead
+of `Records`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from __future__ import annotations
 import builtins
 import ctypes
 import errno
-import functools
 import gc
 import importlib
 import json
@@ -39,25 +42,37 @@ import traceback
 
 import pytest
 
+from .examples import ExampleTexts, unwrap_inner_test, wrap_inner_test
+from .hidden import HiddenSeeds
+
 PRELOADED = ("numpy", "numpy.testing", "torch", "torch.nn", "torch.nn.functional",
              "_pytest.python", "hypothesis", "hypothesis.strategies",
              "hypothesis.extra._patching", "pytest_timeout", "tqdm.auto", "matplotlib.figure")
 RECORDS_FD, SEED = 3, 0
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
-# Written out (classic BPF, about 40 lines) rather than through libseccomp: its own Python
+# Written out (classic BPF, about 50 lines) rather than through libseccomp: its own Python
 # binding is Debian's python3-seccomp, built for the system's Python alone, and PyPI's
 # ctypes wrapper of it (pyseccomp, about 500 lines) is a larger dependency than these lines.
 # The filter (seccomp, x86-64) refuses (EPERM): new processes and programs (threads are
-# allowed), other processes' memory, sockets, IPC, keyrings, namespaces, mounts, io_uring,
-# BPF, perf, and every way of locking or watching a file another run could open too. By
-# number: fork vfork execve execveat ptrace process_vm_readv/writev flock inotify_init,
-# add_watch, init1 fanotify_init, mark socket socketpair shmget shmat msgget semget mq_open
-# keyctl add_key request_key mincore pidfd_open pidfd_getfd unshare setns mount userfaultfd
-# perf_event_open bpf io_uring_setup, enter, register kcmp.
+# allowed), other processes' memory, sockets, IPC, keyrings, namespaces, mounts, io_uring and
+# Linux AIO, BPF, perf, every way of locking or watching a file another run could open too,
+# and every way of reading or steering the page cache that runs share (which pages of a
+# shared file are cached: a channel between two runs, even one after the other). By number:
+# fork vfork execve execveat ptrace process_vm_readv/writev flock inotify_init, add_watch,
+# init1 fanotify_init, mark socket socketpair shmget shmat msgget semget mq_open keyctl
+# add_key request_key mincore pidfd_open pidfd_getfd unshare setns mount userfaultfd
+# perf_event_open bpf io_uring_setup, enter, register kcmp fadvise64 readahead cachestat
+# io_setup process_madvise.
 DENIED = (57, 58, 59, 322, 101, 310, 311, 73, 253, 254, 294, 300, 301, 41, 53, 29, 30, 68, 64,
-          240, 250, 248, 249, 27, 434, 438, 272, 308, 165, 323, 298, 321, 425, 426, 427, 312)
-CLONE, CLONE3, FCNTL, CLONE_THREAD, AUDIT_ARCH_X86_64 = 56, 435, 72, 0x10000, 0xC000003E
-LOCK_COMMANDS = (5, 6, 7, 36, 37, 38, 1024, 1026)  # F_GETLK .. F_OFD_SETLKW, leases, F_NOTIFY
+          240, 250, 248, 249, 27, 434, 438, 272, 308, 165, 323, 298, 321, 425, 426, 427, 312,
+          221, 187, 451, 206, 440)
+CLONE, CLONE3, CLONE_THREAD, AUDIT_ARCH_X86_64 = 56, 435, 0x10000, 0xC000003E
+# Refused by argument: (call, argument's index, values it may not equal, bits it may not set).
+# fcntl's locks, leases and F_NOTIFY; madvise's MADV_COLD and MADV_PAGEOUT (which evict a
+# shared file's pages); preadv2 and pwritev2 with RWF_NOWAIT (which tell a cached page from
+# one that is not).
+BY_ARGUMENT = ((72, 1, (5, 6, 7, 36, 37, 38, 1024, 1026), 0), (28, 2, (20, 21), 0),
+               (327, 5, (), 0x8), (328, 5, (), 0x8))
 LD, JEQ, JGE, JSET, RET, ALLOW, KILL = 0x20, 0x15, 0x35, 0x45, 0x06, 0x7FFF0000, 0x80000000
 
 
@@ -69,6 +84,16 @@ def _refuse(number: int = errno.EPERM) -> bytes:
     return _op(RET, 0x00050000 | number)
 
 
+def _by_argument(number: int, argument: int, values: tuple[int, ...], bits: int) -> list[bytes]:
+    """Call `number` refused when its argument `argument` (its low 32 bits) is one of `values`
+    or has one of `bits` set, allowed otherwise: a block that ends in a return."""
+    tests = [*((JEQ, value) for value in values), *([(JSET, bits)] if bits else [])]
+    body = [_op(LD, 16 + 8 * argument)]
+    body += [_op(code, k, len(tests) - i, 0) for i, (code, k) in enumerate(tests)]
+    body += [_op(RET, ALLOW), _refuse()]
+    return [_op(JEQ, number, 0, len(body)), *body]
+
+
 def filter_program() -> bytes:
     """Classic BPF over `struct seccomp_data` (nr at 0, arch at 4, args at 16 + 8 i): another
     architecture is killed, the x32 calls (nr >= 2**30) refused."""
@@ -76,12 +101,11 @@ def filter_program() -> bytes:
                _op(JGE, 1 << 30, 0, 1), _refuse()]
     for number in DENIED:
         program += [_op(JEQ, number, 0, 1), _refuse()]
-    program += [_op(JEQ, CLONE3, 0, 1), _refuse(errno.ENOSYS),  # glibc falls back to clone
-                _op(JEQ, CLONE, 0, 4), _op(LD, 16), _op(JSET, CLONE_THREAD, 1, 0), _refuse(),
-                _op(RET, ALLOW), _op(JEQ, FCNTL, 0, len(LOCK_COMMANDS) + 3), _op(LD, 24)]
-    program += [_op(JEQ, command, len(LOCK_COMMANDS) - i, 0)
-                for i, command in enumerate(LOCK_COMMANDS)]
-    return b"".join([*program, _op(RET, ALLOW), _refuse(), _op(RET, ALLOW)])
+    program += [_op(JEQ, CLONE3, 0, 1), _refuse(errno.ENOSYS)]  # glibc falls back to clone
+    for rule in BY_ARGUMENT:
+        program += _by_argument(*rule)
+    program += [_op(JEQ, CLONE, 0, 3), _op(LD, 16), _op(JSET, CLONE_THREAD, 1, 0), _refuse()]
+    return b"".join([*program, _op(RET, ALLOW)])
 
 
 def install_filter() -> None:
@@ -96,44 +120,10 @@ def install_filter() -> None:
             raise OSError(ctypes.get_errno(), "prctl: the run's system-call filter")
 
 
-def wrap_inner_test(item, on_call, on_raise) -> object | None:
-    """Have `on_call(index, args, kwargs)` run before each call of `item`'s hypothesis inner
-    test (its examples, numbered from 0) and `on_raise(index)` when one raises (a failure, not
-    one of hypothesis's own signals). Returns the original inner test, for
-    `unwrap_inner_test`, or None for a test that is not a property's."""
-    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
-    inner = getattr(handle, "inner_test", None)
-    if inner is None:
-        return None
-    from hypothesis.errors import StopTest, UnsatisfiedAssumption
-    calls = [0]
-
-    @functools.wraps(inner)
-    def counted(*args, **kwargs):
-        index = calls[0]
-        calls[0] += 1
-        on_call(index, args, kwargs)
-        try:
-            return inner(*args, **kwargs)
-        except (StopTest, UnsatisfiedAssumption):
-            raise
-        except BaseException:
-            on_raise(index)
-            raise
-
-    handle.inner_test = counted
-    return inner
-
-
-def unwrap_inner_test(item, inner) -> None:
-    if inner is not None:
-        item.obj.hypothesis.inner_test = inner
-
-
 class Records:
     """The run's pytest plugin: one JSON line per test to the records pipe when it has ended
     (its status, the builtin class of its first error, the line of the module under test
-    where that was raised, its errno, the number of the first of a property's examples that
+    where that was raised, its errno's name, the number of the first of a property's examples that
     failed, the `output_digest` of a wrong tensor), then an end line with pytest's exit
     status. No text of the run's own: the example's text is the grader's
     (`grading.examples`)."""
@@ -183,7 +173,8 @@ class Records:
         self.tests[item.nodeid] = {
             "kind": "test", "nodeid": item.nodeid, "status": self.status_of(report, error),
             "error": name, "line": self._line_of(cause) if cause else None,
-            "errno": cause.errno if isinstance(getattr(cause, "errno", None), int) else None,
+            "errno": errno.errorcode.get(cause.errno) if isinstance(
+                getattr(cause, "errno", None), int) else None,
             "example_index": failed_at if error is not None else None,
             "digest": self.digest_of(error)}
         return report
@@ -196,8 +187,9 @@ class Records:
         self.send({"kind": "end", "exitstatus": int(exitstatus)})
 
 
-def _child(request: dict, fds: list[int], site: list[str]) -> None:
-    """One run. Never returns."""
+def _child(request: dict, fds: list[int], site: list[str], seed: list[int]) -> None:
+    """One run; `seed` holds its hidden examples' seed, if any, which this function takes
+    out so that no frame keeps it. Never returns."""
     exit_now, code = os._exit, 1  # the submission may replace os._exit; not for this child
     try:
         records, output, *files = fds
@@ -241,9 +233,12 @@ def _child(request: dict, fds: list[int], site: list[str]) -> None:
         torch.set_num_threads(1)
         plugin = Records(os.path.realpath(os.path.join(scratch, request["files"][0])),
                          status_of, stub_error, digest_of)
+        plugins = [ExampleTexts(request["examples"], plugin.send)] if request["examples"] \
+            else [plugin]  # the reference's run for its examples' text, or a submission's
+        plugins += [HiddenSeeds(seed.pop())] if seed else []
         install_filter()
         plugin.send({"kind": "begin"})  # isolated: whatever comes next is the run's
-        code = pytest.main(request["argv"], plugins=[plugin])
+        code = pytest.main(request["argv"], plugins=plugins)
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1
     except BaseException:
@@ -257,29 +252,114 @@ def _child(request: dict, fds: list[int], site: list[str]) -> None:
         exit_now(int(code))
 
 
-def writable_by_all() -> list[str]:
-    """The folders in SHARED_WRITABLE that every user may write to, found once."""
-    return [folder for top in SHARED_WRITABLE for folder, _, _ in os.walk(top)
-            if os.stat(folder).st_mode & stat.S_IWOTH]
+def _enter(name: str, folder: int) -> int:
+    """A descriptor of the folder `name` in `folder`, never through a link; a folder its
+    owner closed to itself (chmod 0) is opened up first (the grader's own runs, mode none)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=folder)
+    except PermissionError:
+        os.chmod(name, 0o700, dir_fd=folder)
+        return os.open(name, flags, dir_fd=folder)
 
 
-def remove_owned(uid: int, scratch: str, writable: list[str]) -> None:
-    """The run's scratch, and what its uid left in `writable` (uid mode: it had no other
-    place to leave anything)."""
-    shutil.rmtree(scratch, ignore_errors=True)
-    for folder in writable if uid != os.getuid() else ():
+def _clear(folder: int) -> list[str]:
+    """Remove every entry of `folder` but its folders, whose names it returns."""
+    inner = []
+    with os.scandir(folder) as entries:
+        for entry in list(entries):
+            if entry.is_dir(follow_symlinks=False):
+                inner.append(entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=folder)
+    return inner
+
+
+def remove_tree(path: str) -> None:
+    """Remove `path` and everything under it, following no link, however deep a run made it:
+    one folder open at a time, by its name in its parent, so that neither Python's recursion,
+    nor the length of a path, nor the number of open files limits the depth. Its time grows
+    with the number of entries, which a run can make only within its time and scratch.
+
+    Raises:
+        OSError: something could not be removed.
+    """
+    parent = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):  # a file, or a link
+            os.unlink(path)
+            return
+        folder = _enter(os.path.basename(path), parent)
+    except FileNotFoundError:
+        return
+    finally:
+        os.close(parent)
+    names, pending = [], [_clear(folder)]  # the folders entered; those left at each depth
+    try:
+        while pending:
+            if pending[-1]:
+                name = pending[-1].pop()
+                inner = _enter(name, folder)
+                os.close(folder)
+                folder, names = inner, [*names, name]
+                pending.append(_clear(folder))
+                continue
+            pending.pop()
+            if names:
+                parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=folder)
+                os.close(folder)
+                folder = parent
+                os.rmdir(names.pop(), dir_fd=folder)
+    finally:
+        os.close(folder)
+    os.rmdir(path)
+
+
+def writable_folders(tops: tuple[str, ...] = SHARED_WRITABLE, most: int = 1000) -> list[str]:
+    """The folders under `tops` that every user may write to, and `tops` themselves where
+    they are: where a run in uid mode can leave something. Found by the grader once, walking
+    only folders that every user may write to, with no recursion.
+
+    Raises:
+        RuntimeError: more than `most` of them, which the server would scan after every run.
+    """
+    found, todo = [], [top for top in tops if os.path.isdir(top) and not os.path.islink(top)]
+    while todo:
+        folder = todo.pop()
         try:
-            for entry in [e for e in os.scandir(folder) if e.stat(follow_symlinks=False)
-                          .st_uid == uid]:
-                shutil.rmtree(entry.path) if entry.is_dir(follow_symlinks=False) else \
-                    os.unlink(entry.path)
+            if not os.lstat(folder).st_mode & stat.S_IWOTH:
+                continue
+            found.append(folder)
+            with os.scandir(folder) as entries:
+                todo += [e.path for e in entries if e.is_dir(follow_symlinks=False)]
         except OSError:
             continue
+        if len(found) > most:
+            raise RuntimeError(f"more than {most} folders under {', '.join(tops)} are writable "
+                               f"by every user (one is {folder}): remove those left behind")
+    return sorted(found)
+
+
+def remove_owned(uids: set[int], writable: list[str]) -> list[str]:
+    """Remove what `uids` left in the folders `writable` (uid mode: the only places a run's
+    uid can leave anything but its scratch); what could not be removed, with why."""
+    failed = []
+    for folder in writable:
+        try:
+            owned = [e.path for e in os.scandir(folder)
+                     if e.stat(follow_symlinks=False).st_uid in uids]
+        except OSError:
+            continue
+        for path in owned:
+            try:
+                remove_tree(path)
+            except OSError as err:
+                failed.append(f"{path}: {err}")
+    return failed
 
 
 def serve(control: socket.socket) -> None:
     site = [p for p in sys.path if p.startswith((sys.prefix, sys.base_prefix))]
-    writable = writable_by_all()
     runs: dict[int, dict] = {}  # pid -> its request
     selector = selectors.DefaultSelector()
     selector.register(control, selectors.EVENT_READ)
@@ -293,17 +373,24 @@ def serve(control: socket.socket) -> None:
                 for pid in runs:
                     os.kill(pid, signal.SIGKILL)
                 continue
+            seed = [request.pop("seed")] if request.get("seed") is not None else []
             pid = os.fork()
             if pid == 0:
                 control.close()
-                _child(request, fds, site)
+                message = None  # it held the seed: the child keeps it in `seed` alone
+                _child(request, fds, site, seed)
+            seed.clear()
             for fd in fds:
                 os.close(fd)
             runs[pid] = request
         while runs and (ended := os.waitpid(-1, os.WNOHANG))[0]:
             run = runs.pop(ended[0])
-            remove_owned(run["uid"], run["scratch"], writable)
-            control.send(json.dumps({"status": ended[1]}).encode())
+            left = remove_owned({run["uid"]}, run["writable"])
+            try:
+                remove_tree(run["scratch"])
+            except OSError as err:
+                left.append(f"{run['scratch']}: {err}")
+            control.send(json.dumps({"status": ended[1], "left": left}).encode())
     for pid in runs:
         os.kill(pid, signal.SIGKILL)
 

@@ -21,6 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import torch
 
 from course.registry import ROOT, SECTIONS, find_section
 from course.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
@@ -206,6 +207,72 @@ for _ in range(3):  # three processes of 700 MB each: more than the run's 1 GB
         os._exit(0)
 """
 CONTROL_CHARACTERS = "\x1b[2J\x1b[31mall tests passed\r\u202eevil\x07"
+CHOSEN_BITS = """
+def set_seed(seed):  # an errno and a fingerprint of the run's choosing (not in its source)
+    raise OSError(98765 * 10000 + 4321, "chosen")
+def get_device(prefer=None):
+    failure = AssertionError("chosen")
+    failure.output_digest = "0123456789abcdef"
+    raise failure
+"""
+NESTS_DEEP = """
+import os, pathlib
+_folder = pathlib.Path(os.environ["HOME"])
+for _ in range(1100):  # deeper than Python's recursion
+    _folder = _folder / "d"
+    _folder.mkdir()
+"""
+# Any error but a stub's or the meta device's own is the code's: a device test fails on it.
+RAISES = 'raise RuntimeError("not written yet")'
+RAISES_RUNTIME_ERROR = {
+    "s3_bilm": appended(STUBS["s3_bilm"], f"def reverse_within_lengths(x, lengths):\n    {RAISES}"),
+    "s4_pretrain": appended(STUBS["s4_pretrain"],
+                            f"def bilm_loss(output, ids, lengths):\n    {RAISES}"),
+    "s8_char_encoder": appended(STUBS["s8_char_encoder"], "class CharEncoder(nn.Module):\n"
+                                "    def __init__(self, *args, **kwargs):\n"
+                                "        super().__init__()\n"
+                                f"    def forward(self, chars):\n        {RAISES}"),
+}
+# A page-cache channel: a section 2 run (which holds section 1's reference) evicts pages of a
+# file every run can read and reads back some, one bit a page; a later run of another
+# submission's section 1 reads which pages are cached, and uses the reference it was sent
+# (here: a bit pattern standing for it, since a stub cannot hold the whole of it). Both go
+# through `pathlib`'s own `os` and `sys`, which the scan does not read.
+PAGE_CACHE = """
+import pathlib
+_os, _builtins = pathlib.os, pathlib.sys.modules["builtins"]
+_SHARED, _STRIDE = {shared!r}, 4 * 4096
+def _bits():
+    text = open("ref/s1_setup.py", "rb").read()
+    start = text.index(b"# BEGIN")
+    return [(byte >> i) & 1 for byte in text[start:start + 8] for i in range(8)]
+"""
+PAGE_CACHE_SENDER = PAGE_CACHE + """
+try:
+    _file = _os.open(_SHARED, _os.O_RDONLY)
+    _os.posix_fadvise(_file, 0, 0, _os.POSIX_FADV_RANDOM)
+    _os.posix_fadvise(_file, 0, 0, _os.POSIX_FADV_DONTNEED)
+    for _at, _bit in enumerate(_bits()):
+        if _bit:
+            _os.pread(_file, 1, _at * _STRIDE)
+except OSError:
+    pass
+"""
+PAGE_CACHE_RECEIVER = PAGE_CACHE + """
+def _received():
+    found, file = [], _os.open(_SHARED, _os.O_RDONLY)
+    for at in range(64):
+        try:
+            _os.preadv(file, [bytearray(1)], at * _STRIDE, _os.RWF_NOWAIT)
+            found.append(1)
+        except BlockingIOError:
+            found.append(0)
+        except OSError:
+            return b""
+    return bytes(sum(bit << i for i, bit in enumerate(found[n:n + 8])) for n in range(0, 64, 8))
+if _received() == b"# BEGIN ":
+    _builtins.exec({reference!r}, _builtins.globals())
+"""
 
 
 def hostile_samples(paths: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -241,7 +308,13 @@ def hostile_samples(paths: dict[str, str]) -> dict[str, dict[str, str]]:
         "hoards_memory": {"s1_setup": on(REFERENCE, "s1_setup", HOARDS)},
         f"escapes{CONTROL_CHARACTERS[:4]}": {"s1_setup": appended(
             STUBS["s1_setup"], f"raise RuntimeError({CONTROL_CHARACTERS!r})")},
+        "chooses_its_bits": {"s1_setup": appended(STUBS["s1_setup"], CHOSEN_BITS)},
+        NESTS_DEEP_NAME: {"s1_setup": appended(REFERENCE["s1_setup"], NESTS_DEEP)},
+        "raises_runtime_error": RAISES_RUNTIME_ERROR,
     }
+
+
+NESTS_DEEP_NAME = "nests_deep_caf\udce9"  # a folder's name that is not UTF-8: b"...caf\xe9"
 
 
 def write_submission(folder: Path, modules: dict[str, str]) -> Path:
@@ -298,6 +371,8 @@ def class_dir(scratch, handout, work_dir) -> Path:
     hostile = hostile_samples(paths) if ISOLATION != "none" else {}
     for name, modules in {"reference": REFERENCE, **SAMPLES, **hostile, **WAITING}.items():
         write_submission(folder / name, modules)
+    if hostile:
+        (folder / NESTS_DEEP_NAME / "exercises" / "notes\udcff.txt").write_text("a file too")
     subprocess.run(["make", "-s", "submission"], cwd=handout, check=True, capture_output=True)
     shutil.copy(handout / "submission.zip", folder / "stubs.zip")
     write_submission(folder / "handout_section_1_done", {"s1_setup": REFERENCE["s1_setup"]})
@@ -406,7 +481,7 @@ def test_memory_and_output_caps_cost_their_sections_only(graded):
     hog = graded["by_name"]["hogs_memory_and_output"]
     setup, corpus = section(hog, "setup"), section(hog, "corpus")
     assert "`_hoard = torch.empty(6 << 30, dtype=torch.uint8)`" in setup["reason"]
-    assert "[errno 27: File too large]" in corpus["reason"]
+    assert "[EFBIG: File too large]" in corpus["reason"]
     assert setup["score"] == corpus["score"] == 0
 
 
@@ -453,6 +528,87 @@ def test_a_hostile_sample_is_held_or_flagged_with_no_credit(graded, name, key, f
 
 
 @isolated
+def test_a_run_chooses_no_number_a_report_shows(graded):
+    """An errno that is no errno's is not shown; a fingerprint of the run's choosing is kept
+    in the instructors' JSON alone, under the name that says it is what the run reported."""
+    setup = section(graded["by_name"]["chooses_its_bits"], "setup")
+    assert setup["score"] == 0
+    messages = [t["message"] for t in setup["tests"]]
+    assert any("OSError" in m for m in messages) and not any("[" in m for m in messages)
+    for where, text in graded["texts"].items():
+        assert "987654321" not in text, where
+    assert "0123456789abcdef" not in graded["texts"]["gradescope"] + graded["texts"]["csv"]
+    assert "0123456789abcdef" in {t["reported_digest"] for t in setup["tests"]}
+
+
+@isolated
+def test_a_deep_tree_and_a_name_that_is_not_utf8_are_graded_like_any_other(graded):
+    """Its run nests 1,100 folders in its scratch, deeper than Python's recursion: it is
+    graded in full, and removing them costs no one else their run."""
+    deep = graded["by_name"]["nests_deep_caf\\xe9"]
+    assert section(deep, "setup")["score"] == 5, section(deep, "setup")["reason"]
+    assert "nests_deep_caf\\xe9" in graded["texts"]["csv"]
+
+
+@isolated
+def test_an_error_of_the_code_s_own_passes_no_device_test(graded):
+    for key in ("bilm", "pretrain", "char_encoder"):
+        found = section(graded["by_name"]["raises_runtime_error"], key)
+        devices = {n: s for n, s in statuses(found).items() if "device" in n}
+        assert devices and PASSED not in devices.values(), (key, devices)
+        assert found["score"] == 0, (key, found["reason"])
+
+
+@pytest.fixture(scope="session")
+def page_cache(scratch, work_dir) -> dict:
+    """A classmate's section 2 sends section 1's reference through the page cache to a stub's
+    section 1 graded after it, one run at a time (--jobs 1)."""
+    shared = shared_file()
+    folder = scratch / "page-cache"
+    sender = write_submission(folder / "sender", {
+        "s1_setup": REFERENCE["s1_setup"],
+        "s2_corpus": appended(REFERENCE["s2_corpus"],
+                              PAGE_CACHE_SENDER.replace("{shared!r}", repr(str(shared))))})
+    receiver = write_submission(folder / "receiver", {"s1_setup": appended(
+        STUBS["s1_setup"], PAGE_CACHE_RECEIVER.replace("{shared!r}", repr(str(shared)))
+        .replace("{reference!r}", repr(REFERENCE["s1_setup"])))})
+    grade(str(sender), str(receiver), "--sections", "1,2", "--jobs", "1", "--fresh", "--quiet",
+          "--isolation", ISOLATION, "--work-dir", str(work_dir), "--json",
+          str(folder / "grades.json"))
+    return {s["name"]: s for s in json.loads((folder / "grades.json").read_text())["submissions"]}
+
+
+def shared_file() -> Path:
+    """A file every run can read and none maps: the largest of torch's type stubs."""
+    return max(Path(torch.__file__).parent.glob("_C/*.pyi"), key=lambda p: p.stat().st_size)
+
+
+def test_the_page_cache_pair_carries_its_pattern_outside_the_filter(tmp_path, monkeypatch):
+    """The pair below is a real channel: run here, with no filter, the receiver gets the
+    bytes the sender read out of the reference."""
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / "s1_setup.py").write_text(REFERENCE["s1_setup"])
+    monkeypatch.chdir(tmp_path)
+    shared = repr(str(shared_file()))
+    exec(PAGE_CACHE_SENDER.replace("{shared!r}", shared), {})
+    received = {}
+    exec(PAGE_CACHE_RECEIVER.replace("{shared!r}", shared).replace(
+        "{reference!r}", repr("RECEIVED = True")), received)
+    assert received.get("RECEIVED"), "the sender's pattern did not arrive"
+
+
+@isolated
+def test_the_page_cache_carries_nothing_from_one_run_to_the_next(page_cache):
+    """Neither is flagged (the scan does not read `pathlib.os`); outside the filter the pair
+    carries the pattern, inside it the receiver stays a stub."""
+    sent = section(page_cache["sender"], "corpus")
+    assert sent["score"] == 10 and not sent["flags"], sent["reason"]
+    received = section(page_cache["receiver"], "setup")
+    assert received["score"] == 0 and not received["flags"]
+    assert set(statuses(received).values()) == {NOT_IMPLEMENTED}
+
+
+@isolated
 def test_no_reference_hidden_test_or_note_reaches_a_report(graded):
     for where, text in graded["texts"].items():
         assert REFERENCE_MARK not in text and HIDDEN_MARK not in text, where
@@ -467,8 +623,8 @@ def test_nothing_outlives_its_run_or_harms_another(graded):
     for result in graded["json"]["submissions"]:
         assert not any("internal grader error" in s["reason"] for s in result["sections"])
     hoard = section(graded["by_name"]["hoards_memory"], "setup")
-    assert all("PermissionError [errno 1" in t["message"] and "`if os.fork() == 0:`" in
-               t["message"] for t in hoard["tests"]), "no second process"
+    assert all("PermissionError [EPERM: Operation not permitted]" in t["message"] and
+               "`if os.fork() == 0:`" in t["message"] for t in hoard["tests"]), "no second process"
 
 
 def test_names_that_a_terminal_or_a_spreadsheet_would_obey_are_disarmed(graded):
@@ -500,7 +656,6 @@ def test_the_bundle_holds_what_gradescope_runs_and_grades_from_where_it_unpacks(
     run = (bundle / "run_autograder").read_text()
     assert "--jobs 2" in run and "--isolation auto" in run
     assert 0 < int(run.split("DEADLINE=")[1].split()[0]) < 600, "below Gradescope's 10 minutes"
-    assert "chmod -R go-rwx solutions" in (bundle / "setup.sh").read_text()
     assert all((bundle / path).exists() for path in (
         "grading/zygote.py", *(f"solutions/{s.file_name}" for s in SECTIONS),
         *(f"tests/sections/test_{s.module}.py" for s in SECTIONS)))
@@ -509,6 +664,49 @@ def test_the_bundle_holds_what_gradescope_runs_and_grades_from_where_it_unpacks(
           ISOLATION, "--gradescope", str(out), "--work-dir", str(work_dir), cwd=bundle)
     data = json.loads(out.read_text())
     assert data["score"] == 5 == sum(t["score"] for t in data["tests"])
+
+
+def test_the_bundle_holds_the_reference_in_solutions_alone_and_closes_the_course_to_runs(
+        bundle, tmp_path):
+    """Of the reference, in any form, the bundle holds `solutions/` alone: no `.git`, no
+    bytecode, no notebook, no catalogue of mistakes; every other course file is the
+    handout's, byte for byte, and the grader's own code holds no line of the reference that
+    the stubs do not. After setup.sh's uid-mode lines, no user but root can read anything of
+    the course but the environment and the work folder (the grader's own check)."""
+    names = sorted(str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file())
+    assert {n.split("/")[0] for n in names} == {
+        "course", "course.toml", "grading", "pytest.ini", "requirements", "run_autograder",
+        "setup.sh", "solutions", "tests"}, names
+    handout = tmp_path / "handout"
+    release.build(handout)
+    shared = [n for n in names if n.split("/")[0] not in ("solutions", "grading", "setup.sh",
+                                                          "run_autograder")]
+    assert [n for n in shared if not (handout / n).is_file() or
+            (handout / n).read_bytes() != (bundle / n).read_bytes()] == []
+    stubs = {line.strip() for path in (ROOT / "exercises").glob("*.py")
+             for line in path.read_text().splitlines()}
+    reference = {line.strip() for text in REFERENCE.values() for line in text.splitlines()
+                 if len(line.strip()) >= 30 and line.strip() not in stubs}
+    grader = "\n".join((bundle / n).read_text() for n in names if n.startswith("grading/"))
+    assert [line for line in reference if line in grader] == []
+    setup = (bundle / "setup.sh").read_text()
+    closing = setup.split("# uid mode: begin\n")[1].split("# uid mode: end")[0]
+    assert "/autograder/source" in closing
+    machine = Path(tempfile.mkdtemp(prefix="gradescope-"))  # a folder others can reach
+    try:
+        source = machine / "autograder" / "source"  # as Gradescope lays it out, prepared
+        shutil.copytree(bundle, source)
+        (source / ".venv" / "lib").mkdir(parents=True)
+        (source / "build" / "grading").mkdir(parents=True)
+        machine.chmod(0o755)
+        subprocess.run(closing.replace("/autograder", str(source.parent)), shell=True,
+                       check=True)
+        assert sandbox.exposed(source, (source / ".venv", source / "build" / "grading")) == []
+        assert sandbox.exposed(source) != [], "the environment, readable by the runs"
+        assert sandbox._reachable(source / ".venv" / "lib") and sandbox._reachable(
+            source / "build", readable=False), "the grader opens its work folder to runs"
+    finally:
+        shutil.rmtree(machine)
 
 
 def test_results_json_is_written_when_the_grader_fails(scratch, class_dir):

@@ -1,17 +1,18 @@
 """Hidden examples (`python -m grading --secret-file`, `grading.hidden`): the property tests
-run under a term secret's seed, on more examples than a learner's `make grade` draws, so that
-code fitted to the public examples fails, and says on which example it failed.
+run under a seed that the term's secret gives each submission's module, on more examples than
+a learner's `make grade` draws, so that code fitted to the public examples fails, and says on
+which example it failed; no run can read its seed.
 
 The tuned submission is made here, honestly: the public profile runs section 2's tests on a
 copy of the reference that logs every input of `pad_batch`; the tuned module answers those
 inputs with the reference's output and pads every other batch at the front. A small class
-(the reference, the tuned submission, the stubs, a submission that writes a marker and its
-run's seed wherever hypothesis or pytest would show text of a failure, and one that forges
-the number of its failing example; sections 2 and 5) is graded through the grader's real
-path: in public, under two secrets, and under the first secret again. The example a report
-names is checked against the one hypothesis prints in a direct pytest run of the tuned module
-under the same seed and profile. Every file the gradings write is searched for the marker,
-the secrets and the seeds.
+(the reference, the tuned submission, the stubs, a submission that writes a marker wherever
+hypothesis or pytest would show text of a failure, one that forges the number of its failing
+example, and one that looks for its seed wherever a run could read it; sections 2 and 5) is
+graded through the grader's real path: in public, under two secrets, and under the first
+secret again. The example a report names is checked against the one hypothesis prints in a
+direct pytest run of the tuned module under the same seed and profile. Every file the
+gradings write is searched for the marker, the secrets and the seeds.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pytest
 from course.registry import ROOT, find_section
 from course.results import FAILED, NOT_IMPLEMENTED, PASSED
 from grading import hidden, records
-from grading.examples import EXAMPLE_CHARS, example_text
+from grading.examples import EXAMPLE_CHARS, example_text, read_examples
 from grading.grader import Grader
 from tests.tooling.test_grading import (
     ISOLATION,
@@ -75,6 +76,25 @@ def pad_batch(sequences):
     failure.__notes__.append("Falsifying example: " + text)
     raise failure
 """
+SEEKS_ITS_SEED = """
+import gc, os, sys
+def _seeds_in_view():
+    import hypothesis.core, _pytest.config
+    found = [hypothesis.core.global_force_seed]
+    found += [a for a in sys.argv if "seed" in a] + [v for k, v in os.environ.items()
+                                                   if "SEED" in k and k != "PYTHONHASHSEED"]
+    for config in [o for o in gc.get_objects() if isinstance(o, _pytest.config.Config)]:
+        found += [config.getoption("hypothesis_seed", None)] + [
+            a for a in config.invocation_params.args if "seed" in str(a)]
+    frame = sys._getframe()
+    while frame is not None:  # every caller's variables, up to the run's server
+        found += [v for k, v in frame.f_locals.items() if "seed" in k.lower()
+                  and (isinstance(v, int) and v > 2**16 or isinstance(v, list) and v)]
+        frame = frame.f_back
+    return [f for f in found if f is not None]
+def pad_batch(sequences):
+    raise (KeyError if _seeds_in_view() else ArithmeticError)("what it found")
+"""
 FORGES_ITS_EXAMPLE = """
 import sys
 def pad_batch(sequences):
@@ -88,13 +108,16 @@ def pad_batch(sequences):
 """
 
 
-def test_a_seed_is_the_secret_s_and_the_section_s():
-    seeds = {(key, n): hidden.seed(s.encode(), n) for key, s in SECRETS.items()
-             for n in range(1, 9)}
-    assert len(set(seeds.values())) == len(seeds)  # a seed per secret and section
-    assert hidden.seed(SECRETS["A"].encode(), 2) == seeds["A", 2]  # the same, again
+def test_a_seed_is_the_secret_s_the_section_s_and_the_module_s():
+    modules = [b"", b"def pad_batch(x): ...", b"def pad_batch(x): ... "]
+    seeds = {(key, n, m): hidden.seed(s.encode(), n, m) for key, s in SECRETS.items()
+             for n in range(1, 9) for m in modules}
+    assert len(set(seeds.values())) == len(seeds)  # a seed per secret, section and module
+    assert hidden.seed(SECRETS["A"].encode(), 2, modules[1]) == seeds["A", 2, modules[1]]
     assert all(0 <= seed < 2**64 for seed in seeds.values())
     assert SECRETS["A"] not in hidden.digest(SECRETS["A"].encode())
+    tests = {hidden.test_seed(seeds["A", 2, m], t) for m in modules for t in ("a::x", "a::y")}
+    assert len(tests) == 6 and not tests & set(seeds.values())
 
 
 def test_a_short_secret_is_refused(tmp_path):
@@ -112,15 +135,18 @@ def test_an_example_is_the_grader_s_text_of_a_call_without_the_fixtures():
 
 
 def test_a_record_names_an_example_by_its_number_only():
-    examples = ["test_x(batch=[[0]])", "test_x(batch=[[1]])"]
-    test = {"status": FAILED, "error": "AssertionError", "errno": None, "line": None}
-    for index, shown in ((1, "test_x(batch=[[1]])"), (0, "test_x(batch=[[0]])"),
-                         (2, None), (10**9, None), (None, None)):
-        message = records.describe({**test, "example_index": index}, "s2_corpus.py", b"",
-                                   examples)
-        assert message.endswith(f"; Failing test case: {shown}") if shown else (
-            "Failing test case" not in message), (index, message)
-    assert "Failing" not in records.describe({**test, "example_index": 0}, "m.py", b"", None)
+    test = {"status": FAILED, "error": "AssertionError", "errno": None, "line": None,
+            "example_index": 1}
+    message = records.describe(test, "s2_corpus.py", b"", "test_x(batch=[[1]])")
+    assert message.endswith("; Failing test case: test_x(batch=[[1]])"), message
+    assert "Failing" not in records.describe(test, "m.py", b"", None)
+    wanted = {"tests/sections/test_s2_corpus.py::test_x": 1}
+    lines = [{"kind": "example", "test": "tests/sections/test_s2_corpus.py::test_x",
+              "text": "test_x(batch=[[1]])"}, {"kind": "example", "test": "other::test",
+                                               "text": "not asked for"}, "junk", {"kind": 1}]
+    data = b"\n".join(json.dumps(line).encode() for line in lines) + b"\n{"
+    assert read_examples(data, wanted) == {"tests/sections/test_s2_corpus.py::test_x":
+                                           "test_x(batch=[[1]])"}
     nodeid = "tests/sections/test_s2_corpus.py::test_x"
 
     def stream(**fields) -> records.Stream:
@@ -193,6 +219,13 @@ def writes_text(folder) -> Path:
 
 
 @pytest.fixture(scope="module")
+def seeks_its_seed(folder) -> Path:
+    """A submission that looks for its run's seed in what a run can read of its process."""
+    return write_submission(folder / "class" / "seeks_its_seed",
+                            {"s2_corpus": appended(REFERENCE["s2_corpus"], SEEKS_ITS_SEED)})
+
+
+@pytest.fixture(scope="module")
 def forges_its_example(folder) -> Path:
     """A submission that has the grader's plugin record a failing example's number of its
     choosing, one far past the examples."""
@@ -201,7 +234,8 @@ def forges_its_example(folder) -> Path:
 
 
 @pytest.fixture(scope="module")
-def graded(folder, reference, tuned, stubs, writes_text, forges_its_example) -> dict:
+def graded(folder, reference, tuned, stubs, writes_text, forges_its_example, seeks_its_seed
+           ) -> dict:
     """Each grading's JSON by name, and every file it wrote with its output, as text."""
     work, out, written = ROOT / "build" / "grading-hidden-tests", folder / "out", {}
     out.mkdir()
@@ -218,7 +252,7 @@ def graded(folder, reference, tuned, stubs, writes_text, forges_its_example) -> 
                          **{kind: path.read_text() for kind, path in files.items()}}
         return json.loads(files["json"].read_text())
 
-    both = [reference, tuned, stubs, writes_text, forges_its_example]
+    both = [reference, tuned, stubs, writes_text, forges_its_example, seeks_its_seed]
     reports = {"A": run("A", both, "--fresh", "--secret-file", str(folder / "A.secret"))}
     reports["A again"] = run("A again", [tuned], "--fresh", "--secret-file",
                              str(folder / "A.secret"), "--gradescope", str(out / "results.json"))
@@ -235,8 +269,10 @@ def graded(folder, reference, tuned, stubs, writes_text, forges_its_example) -> 
     written["store"] = {p.name: p.read_text() for p in (work / "results").glob("*.json")}
     written["work folder's logs"] = {p.name: p.read_text(errors="replace")
                                      for p in work.glob("*.log")}
-    written["examples"] = {p.name: p.read_text() for p in (work / "examples").glob("*")}
-    return {"reports": reports, "written": written}
+    modules = {path.name: {s: (path / "exercises" / f"{s}.py").read_bytes()
+                           for s in ("s2_corpus", "s5_extract")
+                           if (path / "exercises" / f"{s}.py").exists()} for path in both}
+    return {"reports": reports, "written": written, "modules": modules}
 
 
 def result(report: dict, name: str, section: str) -> dict:
@@ -295,15 +331,23 @@ def message(report: dict, name: str, test: str = PAD_TEST) -> str:
                 if t["name"] == test)
 
 
+DIRECT_RUN = """
+import sys, pytest
+from grading.hidden import HiddenSeeds
+sys.exit(pytest.main(sys.argv[2:], plugins=[HiddenSeeds(int(sys.argv[1]))]))
+"""
+
+
 def test_the_example_shown_is_the_one_hypothesis_reports(graded, tuned, folder):
     """A direct pytest run of the tuned module, under the seed and profile the grader gives
-    section 2, prints hypothesis's falsifying example: the report names the same one."""
-    seed = hidden.seed(SECRETS["A"].encode(), find_section("corpus").number)
+    its section 2, prints hypothesis's falsifying example: the report names the same one."""
+    module = (tuned / "exercises" / "s2_corpus.py").read_bytes()
+    seed = hidden.seed(SECRETS["A"].encode(), find_section("corpus").number, module)
     env = {**os.environ, "HYPOTHESIS_PROFILE": hidden.PROFILE, "PYTHONHASHSEED": "0",
            "HYPOTHESIS_STORAGE_DIRECTORY": str(folder / "hypothesis")}
-    run = subprocess.run([sys.executable, "-m", "pytest", "tests/sections", "--impl",
-                          str(tuned / "exercises"), "--section", "2", "-q",
-                          "--hypothesis-seed", str(seed), "-k", PAD_TEST], cwd=ROOT, env=env,
+    run = subprocess.run([sys.executable, "-c", DIRECT_RUN, str(seed), "tests/sections",
+                          "--impl", str(tuned / "exercises"), "--section", "2", "-q",
+                          "-k", PAD_TEST], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=300)
     lines = [line.removeprefix("E").strip() for line in run.stdout.splitlines()]
     start = next(i for i, line in enumerate(lines) if line.endswith(f": {PAD_TEST}(") and (
@@ -338,12 +382,21 @@ def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(graded):
     keys = {graded["reports"][key]["settings"]["settings_key"] for key in ("A", "B", "public")}
     assert len(keys) == 3  # the store keeps results apart per secret
     for secret in SECRETS.values():
-        forbidden = [secret, *(str(hidden.seed(secret.encode(), n)) for n in (2, 5))]
+        forbidden = [secret, *(str(hidden.seed(secret.encode(), find_section(s).number, m))
+                               for modules in graded["modules"].values()
+                               for s, m in modules.items())]
         for place, texts in graded["written"].items():
             for name, text in texts.items():
                 found = [f for f in forbidden if f in text]
                 assert not found, f"{found} in {place}: {name}"
-        assert not [p for p in graded["written"]["examples"] if any(f in p for f in forbidden)]
+
+
+def test_a_run_finds_no_seed_of_its_own(graded):
+    """It looks in its arguments, its environment, hypothesis's and pytest's settings and the
+    variables of every frame that called it: it finds nothing, under either secret."""
+    for key in SECRETS:
+        shown = message(graded["reports"][key], "seeks_its_seed")
+        assert "ArithmeticError at s2_corpus.py line " in shown, (key, shown)
 
 
 @isolated

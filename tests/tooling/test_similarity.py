@@ -451,13 +451,13 @@ def test_a_shared_digest_groups_and_another_digest_of_the_same_test_does_not(tmp
     path = tmp_path / "grades.json"
     path.write_text(json_report(results, {"sections": [s.number for s in SECTIONS]}))
     read = similarity.read_grades(path)
-    assert read[2].sections[2].tests[4].digest == "fedcba9876543210"  # kept by the JSON
+    assert read[2].sections[2].tests[4].reported_digest == "fedcba9876543210"  # kept
     groups = similarity.shared_wrong_outputs(read, known)
     assert [(g.by, g.digest, g.submissions) for g in groups] == [
         ("output", "0123456789abcdef", ["learner00", "learner01"])]
     for result in results:  # no digest: the message groups all three
         test = result.sections[2].tests[4]
-        result.sections[2].tests[4] = replace(test, digest=None)
+        result.sections[2].tests[4] = replace(test, reported_digest=None)
     groups = similarity.shared_wrong_outputs(results, known)
     assert [(g.by, g.submissions) for g in groups] == [
         ("message", ["learner00", "learner01", "learner02"])]
@@ -490,7 +490,7 @@ def test_a_graded_wrong_output_s_digest_reaches_the_json_and_no_learner(tmp_path
     grade(*(str(tmp_path / n) for n in sources), *common, "--fresh", "--json", str(grades))
     grade(str(tmp_path / "only_bos"), *common, "--gradescope", str(results))  # as stored
     test = "test_rows_are_the_words_read_between_boundaries"
-    digests = {s["name"]: next(t["digest"] for t in s["sections"][0]["tests"]
+    digests = {s["name"]: next(t["reported_digest"] for t in s["sections"][0]["tests"]
                                if t["name"] == test)
                for s in json.loads(grades.read_text())["submissions"]}
     assert all(re.fullmatch("[0-9a-f]{16}", d) for d in digests.values()), digests

@@ -17,8 +17,11 @@ python3 -m venv .venv
 # Collect the tests and pre-train the reference biLM now, once, not for every submission.
 .venv/bin/python -m grading --prepare-only
 # Where bubblewrap cannot run in the container, each run is a uid of its own (--isolation
-# auto): it must be able to read Python and the environment, and must not be able to read
-# the reference, which stays the grader's (root's) alone.
-chmod o+rx /autograder /autograder/source
-chmod -R o+rX .venv
-chmod -R go-rwx solutions
+# auto): it must be able to read Python and the environment, and reach the grader's work
+# folder, but read nothing else of the course, which stays the grader's (root's) alone; the
+# grader refuses to grade otherwise, naming what others can read.
+# uid mode: begin
+chmod -R go-rwx /autograder/source
+chmod o+x /autograder /autograder/source /autograder/source/build
+chmod -R o+rX /autograder/source/.venv
+# uid mode: end
