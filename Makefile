@@ -8,16 +8,19 @@ PYTEST := $(PY) -m pytest
 # --- system packages ---------------------------------------------------------------------
 # What some tools need of the system (the grader's sandbox: bubblewrap), installed by
 # `make install` and `make check` when they run as root where apt-get is; elsewhere they say
-# so and go on (the tests that need a package skip, saying why).
+# so and go on (the tests that need a package skip, saying why). Another process may hold
+# apt's lock (an unattended upgrade, another install): apt waits for it, up to APT_WAIT_S.
 SYSTEM_PACKAGES := bubblewrap
+APT_WAIT_S ?= 600
+APT_GET = DEBIAN_FRONTEND=noninteractive apt-get -qq -o DPkg::Lock::Timeout=$(APT_WAIT_S)
 .PHONY: system-packages
 install: system-packages
 system-packages: ## apt-get install what SYSTEM_PACKAGES lists and is missing (as root)
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "installing $$missing"; apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  echo "installing $$missing (if another process holds apt's lock, waiting up to" \
+	    "$(APT_WAIT_S) s for it)"; $(APT_GET) update && $(APT_GET) install -y $$missing >/dev/null; \
 	else echo "not installed (needs root and apt-get): $$missing"; fi
 SOLUTION_RESULTS := build/results-solutions.json
 .PHONY: test-solutions lint check lock
