@@ -39,8 +39,10 @@ lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh enviro
 # on one core. The tooling tests read what solutions/ scored in this run of test-solutions;
 # they are the longest part, so they run in TOOLING_JOBS processes (pytest-xdist), a test
 # file to a process, so that each file's fixtures (a graded class, an executed notebook) are
-# made once.
+# made once. Each test's time goes to TOOLING_TIMES (pytest's JUnit XML), which `make bench`
+# reads for the slowest files.
 TOOLING_JOBS ?= 2
+TOOLING_TIMES := build/tooling-times.xml
 .PHONY: check-parts check-tooling
 check: system-packages ## everything CI runs
 	@$(MAKE) --no-print-directory -j2 --output-sync=target check-parts
@@ -48,7 +50,7 @@ check: system-packages ## everything CI runs
 check-parts: lint check-tooling
 
 check-tooling: test-solutions
-	$(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile
+	$(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile --junitxml $(TOOLING_TIMES)
 
 # --- exercises ---------------------------------------------------------------------------
 .PHONY: exercises check-exercises

@@ -129,8 +129,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         summary = learner_terms(f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}")
     stub = stub_error(error)
     if stub is None:  # how it failed, for the known mistakes at the end of the run
-        report.fingerprint = signatures.fingerprint(f"{type(error).__name__}: {error}",
-                                                    digest_of(error))
+        report.fingerprint = signatures.fingerprint(
+            f"{type(error).__name__}: {error}", digest_of(error),
+            signatures.written_by_the_tests(Path(item.path)))
     if stub is not None:
         frame = traceback.extract_tb(stub.__traceback__)[-1]
         report.stub, report.stub_seen_by = (shown(frame.filename), frame.lineno, str(stub)), \

@@ -8,16 +8,21 @@ the failing tests with each signature of that section, restricted to the tests t
 their Jaccard similarity |failed ∩ signature| / |failed ∪ signature|, and names the mistakes
 that score highest, if that is at least `MATCH_AT_LEAST`: 1 is the very same set. Where
 several score so, it names those whose failures read as the learner's (`fingerprint`: each
-failing test's message, its numbers aside, and the wrong output it saw), if any do.
+failing test's message, its numbers and the tests' own words aside, and the wrong output it
+saw), if any do. A fingerprint keeps of a message what the learner's code put in it (the
+values, the names a test chose by what it found), never the words the test writes, so that
+rewording a message changes no signature.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 SIGNATURES_FILE = Path(__file__).with_name("signatures.json")
@@ -28,6 +33,8 @@ VARYING = re.compile(r"<[^<>]*>|0x[0-9a-f]+|\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 # pytest's `assert ...` line of a failed assert, after the test's message; the explanation
 # below it is cut to 8 lines unless -vv or $CI, so it differs between two runs of one mistake
 ASSERT_LINE = re.compile(r"^(?:AssertionError: )?assert ", re.MULTILINE)
+COMPARISONS = Path(__file__).with_name("diagnose.py")  # whose messages the tests' checks use
+WRITTEN_AT_LEAST = 3  # characters, one a letter: shorter literals are punctuation, or a value's
 
 
 @dataclass(frozen=True)
@@ -43,15 +50,61 @@ class Known:
     fingerprints: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
 
 
-def fingerprint(message: str, digest: str | None) -> str:
+MESSAGE_ARGUMENTS = ("hint", "err_msg")  # the keywords of the checks that carry a message
+
+
+def _words(tree: ast.AST) -> list[ast.Constant]:
+    """The string literals of a test file's messages (an `assert`'s, `pytest.fail`'s, a
+    check's `hint=` or `err_msg=`, f-strings' literal parts included) and its docstrings: its
+    words, never its inputs or expected values (a word a message takes from those, "numpy"
+    from a list of generators, stays what it is: a value)."""
+    messages = [node.msg for node in ast.walk(tree) if isinstance(node, ast.Assert) and node.msg]
+    messages += [k.value for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 for k in node.keywords if k.arg in MESSAGE_ARGUMENTS]
+    messages += [a for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 and ast.unparse(node.func) == "pytest.fail" for a in node.args]
+    messages += [node.value for node in ast.walk(tree) if isinstance(node, ast.Expr)
+                 and isinstance(node.value, ast.Constant)]  # docstrings
+    return [node for message in messages for node in ast.walk(message)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+@cache
+def written_by_the_tests(test_file: Path) -> tuple[str, ...]:
+    """What the tests of `test_file` write themselves into a message: the words of its
+    messages and every string literal of the comparisons (`course/diagnose.py`, which words
+    the checks' messages), longest first."""
+    comparisons = ast.parse(COMPARISONS.read_text())
+    literals = {node.value for node in _words(ast.parse(test_file.read_text()))}
+    literals |= {node.value for node in ast.walk(comparisons)
+                 if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    return tuple(sorted((text for text in literals if len(text.strip()) >= WRITTEN_AT_LEAST
+                         and any(c.isalpha() for c in text)), key=len, reverse=True))
+
+
+def code_digest(path: Path) -> str:
+    """A digest of the test file `path` without the words of its messages and docstrings
+    (`_words`): it changes with what the tests do and check, inputs and expected values
+    included, not with how they word it."""
+    tree = ast.parse(path.read_text())
+    for node in _words(tree):
+        node.value = ""
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
+
+
+def fingerprint(message: str, digest: str | None, written: Iterable[str] = ()) -> str:
     """How a test failed: a hash of its message (up to pytest's `assert` line, if any) with
-    every number and object repr masked, and the digest of the wrong output it saw
-    (`course.diagnose.digest_of`), if any."""
+    the tests' own words (`written`, `written_by_the_tests`), every number and every object
+    repr masked, and the digest of the wrong output it saw (`course.diagnose.digest_of`), if
+    any."""
     assert_line = ASSERT_LINE.search(message)
     end = message.find("\n", assert_line.end()) if assert_line else -1
     if end >= 0:  # the explanation below the assert line
         message = message[:end]
-    masked = VARYING.sub("#", " ".join(message.split()))
+    message = " ".join(message.split())
+    for words in written:
+        message = message.replace(" ".join(words.split()), "\0")
+    masked = VARYING.sub("#", message)
     return f"{hashlib.sha256(masked.encode()).hexdigest()[:12]}/{digest or ''}"
 
 

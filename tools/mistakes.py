@@ -25,6 +25,13 @@ correct implementation, not only the reference's.
 Each one runs in a process forked from a parent that has imported torch, pytest and the
 section tests once, two at a time by default. The exit status is 1 when any mistake is not
 caught, any alternative fails a test, or an entry does not apply to the reference any more.
+
+What a run found is kept in `mistakes/record.json` (committed), each entry under a key: the
+digest of the entry itself, of the reference modules its section's tests load (its own and
+the earlier sections'), and of the tests (its section's file, the words of its messages
+aside, the shared helpers of `tests/sections`, the comparisons of `course/diagnose.py`). A
+later run checks again only the entries whose key changed, or that did not pass; `--rerun`
+checks every one.
 """
 
 from __future__ import annotations
@@ -53,6 +60,9 @@ from course.signatures import SIGNATURES_FILE
 from .exercises import find_blocks
 
 CATALOGUE_DIR = ROOT / "mistakes"
+RECORD_FILE = CATALOGUE_DIR / "record.json"
+SHARED_TEST_FILES = sorted((ROOT / "tests" / "sections").glob("[!t]*.py")) + [
+    ROOT / "course" / "diagnose.py"]  # the tests' helpers and comparisons, every section's
 CAUGHT = (FAILED, ERROR)
 TEST_TIMEOUT_S = 120  # a mistake that makes a test hang is reported, not waited for
 
@@ -406,17 +416,48 @@ def check_all(mistakes: list[Entry], jobs: int, all_sections: bool = False,
         yield from pool.imap(_job, tasks, chunksize=1)
 
 
+# --- the record: what was found, under the digests it depends on ----------------------------
+
+
+def entry_key(entry: Entry) -> str:
+    """What `entry`'s outcome depends on: itself, the reference modules its section's tests
+    load, and those tests."""
+    digest = hashlib.sha256(repr(dataclasses.replace(entry, section=None)).encode())
+    section = entry.section
+    files = [*(REFERENCE_DIR / s.file_name for s in SECTIONS if s.number <= section.number),
+             *SHARED_TEST_FILES]
+    for path in files:
+        digest.update(shown(path).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    digest.update(signatures.code_digest(section.test_file).encode())  # not its messages' words
+    return digest.hexdigest()
+
+
+def load_record(path: Path = RECORD_FILE) -> dict[str, dict]:
+    """{entry id: {"key", "detail"}} of the entries that passed when last run under `key`."""
+    try:
+        return json.loads(path.read_text())["passed"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def write_record(record: dict[str, dict], path: Path = RECORD_FILE) -> None:
+    path.write_text(json.dumps({"passed": dict(sorted(record.items()))}, indent=1) + "\n")
+
+
 # --- the signatures (course.signatures) -------------------------------------------------------
-# A signature is measured on a section's test file, its catalogue file and the comparisons'
-# messages (course/diagnose.py); a change of any makes it stale (a change of the reference
-# seldom changes which tests a mistake fails, and make mistakes still shows every mistake
-# caught by its own test).
+# A signature is measured on a section's test file, its catalogue file and the comparisons
+# (course/diagnose.py); a change of the code of any makes it stale, a change of a message's
+# words does not (the fingerprints leave them out). A change of the reference seldom changes
+# which tests a mistake fails, and make mistakes still shows every mistake caught by its own
+# test.
 
 
 def _digests(catalogue_dir: Path = CATALOGUE_DIR) -> dict[str, str]:
-    files = [f for s in SECTIONS for f in (s.test_file, catalogue_dir / s.file_name)
-             if f.exists()] + [ROOT / "course" / "diagnose.py"]
-    return {shown(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    tests = [s.test_file for s in SECTIONS if s.test_file.exists()]
+    others = [catalogue_dir / s.file_name for s in SECTIONS
+              if (catalogue_dir / s.file_name).exists()] + [ROOT / "course" / "diagnose.py"]
+    return {**{shown(f): signatures.code_digest(f) for f in tests},
+            **{shown(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in others}}
 
 
 def write_signatures(outcomes: list[Outcome], catalogue_dir: Path = CATALOGUE_DIR) -> None:
@@ -489,6 +530,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"check that {shown(SIGNATURES_FILE)} is current, and stop")
     parser.add_argument("--catalogue", type=Path, default=CATALOGUE_DIR, metavar="DIR",
                         help="the folder of mistakes/<module>.py files (default: mistakes/)")
+    parser.add_argument("--rerun", action="store_true",
+                        help=f"check every entry, whatever {shown(RECORD_FILE)} records")
     args = parser.parse_args(argv)
 
     mistakes = load_catalogue(args.catalogue)
@@ -510,12 +553,23 @@ def main(argv: list[str] | None = None) -> int:
                                        if isinstance(m, Mistake) else "") for m in mistakes))
         return 0
 
-    results = check_all(mistakes, max(1, args.jobs), args.all_sections, args.signatures)
+    record = {} if args.rerun or args.all_sections or args.signatures or (
+        args.catalogue != CATALOGUE_DIR) else load_record()
+    keys = {m.id: entry_key(m) for m in mistakes}
+    kept = [m for m in mistakes if record.get(m.id, {}).get("key") == keys[m.id]]
+    to_run = [m for m in mistakes if m not in kept]
+    caught = passing = 0
+    for entry in kept:
+        caught += isinstance(entry, Mistake)
+        passing += isinstance(entry, Alternative)
+        print(report(Outcome(entry, True, record[entry.id]["detail"]), 0.0)
+              .replace(" (0.0 s)", " (as recorded)"))
+    results = check_all(to_run, max(1, args.jobs), args.all_sections, args.signatures) \
+        if to_run else iter([({}, 0.0)])
     failing, seconds = next(results)
-    tests = len({_test_id(m) for m in mistakes if isinstance(m, Mistake)})
+    tests = len({_test_id(m) for m in to_run if isinstance(m, Mistake)})
     print(f"control: of the {tests} tests named below, {tests - len(failing)} pass on solutions/ "
           f"({seconds:.1f} s){': not ' + ', '.join(failing) if failing else ''}")
-    caught = passing = 0
     recorded = []
     for outcome, seconds in results:
         recorded.append(outcome)
@@ -528,7 +582,14 @@ def main(argv: list[str] | None = None) -> int:
             caught += outcome.caught
         else:
             passing += outcome.caught
+        if outcome.caught and not outcome.elsewhere:
+            record[outcome.mistake.id] = {"key": keys[outcome.mistake.id],
+                                          "detail": outcome.detail}
+        else:
+            record.pop(outcome.mistake.id, None)
         print(report(outcome, seconds), flush=True)
+    if args.catalogue == CATALOGUE_DIR and not args.all_sections:
+        write_record({i: r for i, r in record.items() if i in {m.id for m in load_catalogue()}})
     wrong = sum(isinstance(m, Mistake) for m in mistakes)
     right = len(mistakes) - wrong
     if args.signatures:
@@ -536,7 +597,8 @@ def main(argv: list[str] | None = None) -> int:
                          args.catalogue)
         print(f"wrote the signatures of {wrong} mistakes to {shown(SIGNATURES_FILE)}")
     print(f"{caught} of {wrong} mistakes caught"
-          + (f", {passing} of {right} correct alternatives pass" if right else ""))
+          + (f", {passing} of {right} correct alternatives pass" if right else "")
+          + f" ({len(kept)} as {shown(RECORD_FILE)} records them, {len(to_run)} checked now)")
     return 0 if (caught, passing) == (wrong, right) else 1
 
 

@@ -129,3 +129,31 @@ def test_two_mistakes_at_once_are_both_named_as_each_explaining_a_part(tmp_path)
         "mistakes fails, with the same messages; check each: your code may hold more than " \
         "one of them" in summary, summary
     assert first.mistake in summary and second.mistake in summary
+
+
+def test_rewording_a_message_changes_no_fingerprint_and_no_digest(tmp_path):
+    """A message's words are the test's own: a fingerprint keeps what the learner's code put
+    in it (values, the word a test chose by what it found) and the digests that make the
+    signatures stale leave the words out, so a maintainer rewords a message without `make
+    signatures`. Its inputs and expected values are code: changing one makes them stale."""
+    before = tmp_path / "test_before.py"
+    before.write_text('def test_x(found, side):\n    """Checks x."""\n'
+                      '    assert found == [1], f"the {side} states moved at {found}: keep them"\n')
+    after = tmp_path / "test_after.py"
+    after.write_text('def test_x(found, side):\n    """Checks that x holds."""\n'
+                     '    assert found == [1], f"your {side} states changed at {found}, '
+                     'which they must not"\n')
+    data = tmp_path / "test_data.py"
+    data.write_text(before.read_text().replace("[1]", "[2]"))
+
+    def seen(test_file, message: str) -> str:
+        return signatures.fingerprint(message, None, signatures.written_by_the_tests(test_file))
+
+    old = seen(before, "AssertionError: the forward states moved at [3, 4]: keep them")
+    new = seen(after, "AssertionError: your forward states changed at [3, 4], which they "
+                      "must not")
+    other = seen(after, "AssertionError: your backward states changed at [3, 4], which they "
+                        "must not")
+    assert old == new != other
+    assert signatures.code_digest(before) == signatures.code_digest(after)
+    assert signatures.code_digest(before) != signatures.code_digest(data)

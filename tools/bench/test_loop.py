@@ -50,7 +50,9 @@ INHERITED_FROM_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "SEC
 SECTION_SECONDS = 3.0  # `make test SECTION=n`, warm, on a complete implementation
 ALL_SECONDS = 15.0  # `make test`, warm, on a complete implementation
 COLD_SECONDS = 30.0  # `make test-solutions` with an empty cache: it trains a biLM first
-CHECK_SECONDS = 180.0  # `make check`
+CHECK_SECONDS = 150.0  # `make check`
+TOOLING_TIMES = ROOT / "build" / "tooling-times.xml"  # what `make check` wrote of its tests
+SLOWEST_FILES = 5
 COLLECT_REPEATS = 5
 # What `make test SECTION=n` ran before it named the section's file itself.
 BEFORE = "{python} -m pytest tests/sections --impl {impl} --section {number}"
@@ -111,6 +113,23 @@ def measure(include_check: bool = True) -> list[CommandRun]:
     return runs
 
 
+def slowest_test_files(path: Path = TOOLING_TIMES, count: int = SLOWEST_FILES
+                       ) -> list[tuple[str, float]]:
+    """The `count` tooling test files whose tests took longest in the last `make check`,
+    fixtures included, from pytest's JUnit XML: [(file, seconds)]; [] without one."""
+    import xml.etree.ElementTree as ElementTree
+
+    try:
+        cases = ElementTree.parse(path).getroot().iter("testcase")
+    except (OSError, ElementTree.ParseError):
+        return []
+    seconds: dict[str, float] = {}
+    for case in cases:
+        name = case.get("classname", "").rsplit(".", 1)[0].replace(".", "/") + ".py"
+        seconds[name] = seconds.get(name, 0.0) + float(case.get("time", 0))
+    return sorted(seconds.items(), key=lambda item: -item[1])[:count]
+
+
 def describe(runs: list[CommandRun]) -> list[str]:
     lines = []
     for run in runs:
@@ -118,6 +137,10 @@ def describe(runs: list[CommandRun]) -> list[str]:
         lines.append(f"make {run.label:<28} {run.seconds:6.1f} s (goal {run.limit_s:g}, CPU "
                      f"{run.cpu_seconds:.1f} s)  peak RSS "
                      f"{run.peak_rss_mib:6.0f} MiB  {status}; log {run.log.relative_to(ROOT)}")
+    if any(run.label == "check" for run in runs):
+        lines += [f"  slowest tooling test files of make check (their tests, fixtures "
+                  f"included, over {TOOLING_TIMES.relative_to(ROOT)}):"]
+        lines += [f"    {name:<44} {seconds:6.1f} s" for name, seconds in slowest_test_files()]
     return lines
 
 
