@@ -50,7 +50,7 @@ def suggested_points(counts: dict[Section, int]) -> dict[Section, int]:
     return points
 
 
-def table(sections: tuple[Section, ...] = SECTIONS) -> str:
+def table(sections: tuple[Section, ...]) -> str:
     """One row per section: its statements, the suggestion and course.toml's points."""
     counts = {s: statements(s) for s in sections}
     suggested = suggested_points(counts)
@@ -65,7 +65,7 @@ def table(sections: tuple[Section, ...] = SECTIONS) -> str:
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m tools.points",
                             description=__doc__.split("\n\n")[0]).parse_args(argv)
-    print(table())
+    print(table(SECTIONS))
     print("The points that count are course.toml's, yours to set; the suggestion only informs.")
     return 0
 
