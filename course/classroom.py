@@ -9,9 +9,10 @@ in the format of its graders: {"version": 1, "status", "max_score", "tests": [..
 
 The reporter gives Classroom the sum of every test's `score`, and its log shows, for each
 step, the tests that pass of all of them times `max_score`. So each test of the section is
-one entry, worth the section's points shared equally by its tests when it passes and nothing
-otherwise: both readings give `section_points`, the formula of the progress table and of the
-grader. A run that left no records (it was stopped, or could not collect the tests) is one
+as many entries as its weight (`weight_of`: 1 unless course.toml weighs its concept), each
+entry worth the section's points shared equally by all entries when its test passes and
+nothing otherwise: both readings give `section_points`, the formula of the progress table and
+of the grader. A run that left no records (it was stopped, or could not collect the tests) is one
 entry with status "error" and no points.
 """
 
@@ -23,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from .progress import PASSED
+from .progress import PASSED, weight_of
 from .registry import Section, find_section
 
 COMMAND = "make test SECTION={number}"  # how a learner reruns the section, in each entry
@@ -51,13 +52,18 @@ def runner_result(section: Section, records: list[dict] | None) -> dict:
                 "tests": [{"name": f"{section.number} {section.name}", "status": "error",
                            "score": 0, "message": why, "test_code": "", "filename": "",
                            "line_no": 0, "duration": 0}]}
-    share = section.points / len(mine)
-    tests = [{"name": f"{section.number} {section.name}: {r['name']}",
+    entries = []  # (record, part, weight): a test of weight w is w entries, so that the
+    for r in mine:  # reporter's count of passing entries weighs it as the grader does
+        weight = weight_of(section, r["name"])
+        entries += [(r, part, weight) for part in range(1, weight + 1)]
+    share = section.points / len(entries)
+    tests = [{"name": f"{section.number} {section.name}: {r['name']}"
+                      + (f" (weight {weight}: {part} of {weight})" if weight > 1 else ""),
               "status": "pass" if r["status"] == PASSED else "fail",
               "score": share if r["status"] == PASSED else 0,
               "message": "" if r["status"] == PASSED else _message(r),
               "test_code": "", "filename": section.test_file.name, "line_no": 0, "duration": 0}
-             for r in mine]
+             for r, part, weight in entries]
     status = "pass" if all(t["status"] == "pass" for t in tests) else "fail"
     return {"version": 1, "status": status, "max_score": section.points, "tests": tests}
 

@@ -11,10 +11,11 @@ row shows the section's last result, when it ran, and "changed since" where the 
 bytes now differ from those that the run tested. Without a results file it only shows the
 table.
 
-A section earns its points (from `course.toml`) in proportion to the tests it passes
-(`section_points`, the formula the grader uses too); a bonus section's points come on top of
-the 100. The next step is the first section, in course order, that is not done: its hint
-from the registry, and its first test that does not pass (or the command that runs it).
+A section earns its points (from `course.toml`) in proportion to the tests it passes, each
+test counted by its concept's weight (`section_points`, the formula the grader uses too); a
+bonus section's points come on top of the 100. The next step is the first section, in course
+order, that is not done: its hint from the registry, and its first test that does not pass
+(or the command that runs it).
 
 After the table and the next step, each section that passed in this run shows a few lines of
 what the learner's own ELMo computes, as the run wrote them (`--your-elmo`, below).
@@ -27,9 +28,11 @@ import datetime
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .concepts import concept_of
 from .registry import MAX_POINTS, RESULTS_FILE, ROOT, SECTIONS, YOUR_ELMO_FILE, Section, shown
 from .state import STATE_FILE, SectionRun, State, module_digest
 
@@ -42,9 +45,22 @@ BAR_WIDTH = 20
 CHANGED = "changed since"
 
 
-def section_points(section: Section, passed: int, total: int) -> float:
-    """What a section earns: its points shared equally by its `total` tests."""
-    return section.points * passed / total if total else 0.0
+def weight_of(section: Section, test: str) -> int:
+    """How many tests `test` (a test function's name; pytest's parameters, `test_x[3]`, are
+    ignored) counts as in `section`'s points: its concept's weight in course.toml, else 1."""
+    concept = concept_of(section.number, test)
+    return section.weight(concept.id if concept else None)
+
+
+def section_points(section: Section, tests: Iterable[tuple[str, bool]]) -> float:
+    """What a section earns from a run of its tests, each given as (its name, whether it
+    passed): the section's points shared by its tests in proportion to their weights
+    (`weight_of`), the shares of those that pass. With no weight set, every test weighs 1:
+    points * passed / tests."""
+    weighed = [(weight_of(section, name), passed) for name, passed in tests]
+    total = sum(weight for weight, _ in weighed)
+    earned = sum(weight for weight, passed in weighed if passed)
+    return section.points * earned / total if total else 0.0
 
 
 @dataclass(frozen=True)
@@ -69,7 +85,8 @@ class SectionProgress:
 
     @property
     def points(self) -> float:
-        return section_points(self.section, self.passed, self.total)
+        return section_points(self.section, [(r["name"], r["status"] == PASSED)
+                                             for r in self.records])
 
     @property
     def done(self) -> bool:

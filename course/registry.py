@@ -54,6 +54,13 @@ class Section:
     notebook: str
     hint: str
     bonus: bool = False  # its points come on top of the course's 100
+    # (concept id, weight): how many tests each test of that concept counts as in the
+    # section's points; a concept not named counts 1 (course.toml's header)
+    weights: tuple[tuple[str, int], ...] = ()
+
+    def weight(self, concept: str | None) -> int:
+        """How many tests each test of `concept` (its id; None: no concept) counts as."""
+        return dict(self.weights).get(concept, 1)
 
     @property
     def test_file(self) -> Path:
@@ -71,9 +78,25 @@ def stub_message(section: Section, function: str) -> str:
     return f"section {section.number} ({section.name}): {function} is not implemented yet"
 
 
+def _weights(path: Path, number: int, weights: object) -> tuple[tuple[str, int], ...]:
+    """A section's `weights` table as (concept id, weight) pairs; each weight a whole number
+    of at least 1 (a bool is not one)."""
+    if not isinstance(weights, dict):
+        raise ValueError(f"{path}: section {number}'s weights must be a table, "
+                         f"{{ concept-id = 2 }}, got {weights!r}")
+    for concept, weight in weights.items():
+        if type(weight) is not int or weight < 1:
+            raise ValueError(f"{path}: section {number}'s weight of {concept!r} must be a "
+                             f"whole number of at least 1, got {weight!r}")
+    return tuple(weights.items())
+
+
 def _load(path: Path = REGISTRY_FILE) -> tuple[Section, ...]:
     with path.open("rb") as f:
-        sections = tuple(Section(**entry) for entry in tomllib.load(f)["section"])
+        sections = tuple(
+            Section(**{**entry, "weights": _weights(path, entry.get("number"),
+                                                    entry.get("weights", {}))})
+            for entry in tomllib.load(f)["section"])
     numbers = [s.number for s in sections]
     if numbers != list(range(1, len(sections) + 1)):
         raise ValueError(f"{path}: sections must be numbered 1..{len(sections)}, got {numbers}")

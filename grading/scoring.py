@@ -1,10 +1,10 @@
 """Results and scores per test, section and submission, as the reports and the store hold
-them. A section earns its points in proportion to the tests it passes (`section_points`, the
-formula of a learner's progress table); every test of the course counts, a test that a crash
-or the time limit kept from finishing as lost; a penalised flag (`grading.scan`) leaves the
-section nothing. A section's status is "passed" when every test passes, otherwise the most
-telling of its tests' (timeout, error, failed, not implemented). A bonus section's points
-come on top of the 100.
+them. A section earns its points in proportion to the tests it passes, each counted by its
+concept's weight (`section_points`, the formula of a learner's progress table); every test of
+the course counts, a test that a crash or the time limit kept from finishing as lost; a
+penalised flag (`grading.scan`) leaves the section nothing. A section's status is "passed"
+when every test passes, otherwise the most telling of its tests' (timeout, error, failed, not
+implemented). A bonus section's points come on top of the 100.
 """
 
 from __future__ import annotations
@@ -137,7 +137,8 @@ def score_section(section: Section, nodeids: list[str], stream: Stream, outcome,
         if (r := stream.tests.get(n)) else TestResult(n, n.split("::")[-1], lost_status,
                                                       lost_message) for n in nodeids]
     penalised = [f for f in flags if f.penalised]
-    passed = 0 if penalised else sum(t.status == PASSED for t in tests)
+    score = section_points(section, [(t.name, t.status == PASSED and not penalised)
+                                     for t in tests])
     failing = {t.status for t in tests if t.status != PASSED}
     status = next((s for s in PRECEDENCE if s in failing), PASSED if tests else ERROR)
     lost = [t for t in tests if t.nodeid not in stream.tests]
@@ -154,9 +155,9 @@ def score_section(section: Section, nodeids: list[str], stream: Stream, outcome,
     else:
         first = next(t for t in tests if t.status == status)
         reason = f"{first.name}: {first.message}"
-    return SectionResult(section.number, section.name, section.title, section.points,
-                         section_points(section, passed, len(tests)), status, short(reason),
-                         flags, tests, round(outcome.seconds, 2), section.bonus)
+    return SectionResult(section.number, section.name, section.title, section.points, score,
+                         status, short(reason), flags, tests, round(outcome.seconds, 2),
+                         section.bonus)
 
 
 def score_unrun(section: Section, nodeids: list[str], reason: str, internal: bool = False

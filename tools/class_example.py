@@ -82,12 +82,12 @@ def synthetic_result(name: str, mistakes: list[Known], known: list[Known] = (),
                             failed if untouched or t in failing else PASSED,
                             message if untouched or t in failing else "")
                  for t in section_tests(section, known)]
-        passed = 0 if any(f.penalised for f in section_flags) else \
-            sum(t.status == PASSED for t in tests)
+        penalised = any(f.penalised for f in section_flags)
         first = next((t for t in tests if t.status != PASSED), None)
         sections.append(SectionResult(
             section.number, section.name, section.title, section.points,
-            section_points(section, passed, len(tests)), first.status if first else PASSED,
+            section_points(section, [(t.name, t.status == PASSED and not penalised)
+                                     for t in tests]), first.status if first else PASSED,
             f"{first.name}: {first.message}" if first else "", section_flags, tests, 0.1,
             section.bonus))
     return SubmissionResult(name, f"submissions/{name}", f"digest-{name}", sections,

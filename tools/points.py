@@ -1,16 +1,17 @@
-"""Points follow the work: each section's points from the statements a learner writes in it.
+"""`make points`: a suggestion for each section's points, from the statements a learner
+writes in it, beside the points that course.toml sets.
 
-    python -m tools.points          # the table: statements and points per section
-    python -m tools.points --check  # exit 1 when course.toml's points differ from the rule's
+    python -m tools.points   # the table: statements, suggestion, course.toml's points
 
-The rule (course.toml's header states it; this is its one home): a section's share of the
-course's 100 points is its share of the statements inside the reference's
-`# BEGIN SOLUTION` blocks, nested ones counted, of the sections that are not a bonus; shares
-are rounded to steps of STEP points, at least STEP each, the steps left over (or taken back)
-going to the largest remainders so that the sum stays 100. A bonus section earns at the same
-rate, rounded to a step, on top of the 100. Statements are the unit because a learner's
-decisions are statements (a layer built, a tensor reversed, a loss reduced), where lines
-count line breaks and docstrings count nothing the learner writes.
+The points are the instructor's (course.toml); this only informs them and never fails, however
+far they are from it. The suggestion: a section's share of the course's 100 points is its
+share of the statements inside the reference's `# BEGIN SOLUTION` blocks, nested ones
+counted, of the sections that are not a bonus; shares are rounded to steps of STEP points, at
+least STEP each, the steps left over (or taken back) going to the largest remainders so that
+the sum stays 100. A bonus section earns at the same rate, rounded to a step, on top of the
+100. Statements are the unit because a learner's decisions are statements (a layer built, a
+tensor reversed, a loss reduced), where lines count line breaks and docstrings count nothing
+the learner writes.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def statements(section: Section) -> int:
     return sum(len(block.statements) for block in find_blocks(path.read_text(), str(path)))
 
 
-def rule_points(counts: dict[Section, int]) -> dict[Section, int]:
-    """Each section's points under the rule, from its statement count."""
+def suggested_points(counts: dict[Section, int]) -> dict[Section, int]:
+    """Each section's suggested points, from its statement count."""
     core = [s for s in counts if not s.bonus]
     rate = TOTAL / sum(counts[s] for s in core)  # points per statement
     exact = {s: max(counts[s] * rate / STEP, 1.0) for s in core}  # in steps
@@ -49,23 +50,23 @@ def rule_points(counts: dict[Section, int]) -> dict[Section, int]:
     return points
 
 
+def table(sections: tuple[Section, ...]) -> str:
+    """One row per section: its statements, the suggestion and course.toml's points."""
+    counts = {s: statements(s) for s in sections}
+    suggested = suggested_points(counts)
+    rows = [f"{'section':16} {'statements':>10} {'suggested':>9} {'course.toml':>11}"]
+    for s in sections:
+        mark = "  (differs)" if suggested[s] != s.points else ""
+        rows.append(f"{s.number} {s.name:14} {counts[s]:>10} {suggested[s]:>9} "
+                    f"{s.points:>11}{mark}")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="fail when course.toml's points are not the rule's")
-    check = parser.parse_args(argv).check
-    counts = {s: statements(s) for s in SECTIONS}
-    points = rule_points(counts)
-    print(f"{'section':16} {'statements':>10} {'rule':>5} {'course.toml':>11}")
-    for s in SECTIONS:
-        mark = "" if points[s] == s.points else "  <- differs"
-        print(f"{s.number} {s.name:14} {counts[s]:>10} {points[s]:>5} {s.points:>11}{mark}")
-    differs = [s for s in SECTIONS if points[s] != s.points]
-    if check and differs:
-        print("course.toml's points are not the rule's (tools/points.py): set "
-              + ", ".join(f"section {s.number} to {points[s]}" for s in differs),
-              file=sys.stderr)
-        return 1
+    argparse.ArgumentParser(prog="python -m tools.points",
+                            description=__doc__.split("\n\n")[0]).parse_args(argv)
+    print(table(SECTIONS))
+    print("The points that count are course.toml's, yours to set; the suggestion only informs.")
     return 0
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from course import signatures
 from course.concepts import CONCEPTS
-from course.registry import SECTIONS
+from course.registry import MAX_POINTS, SECTIONS
 from course.results import NOT_IMPLEMENTED
 from course.signatures import Known
 from grading import report
@@ -84,8 +84,9 @@ def test_point_biserial_on_a_tiny_class_worked_by_hand():
     miss_2 = [Known(f"t2-{n}", 2, "", "", frozenset(s2[:n])) for n in (1, 2, 3)]
     tiny = [synthetic_result("a", []), synthetic_result("b", [miss_2[0]]),
             synthetic_result("c", [miss_1, miss_2[0]]), synthetic_result("d", [miss_1, miss_2[2]])]
-    lost = 10 / len(s2)
-    rest = [95, 95 - lost, 95 - lost, 95 - 3 * lost]  # 100 without section 1's 5 points
+    lost = SECTIONS[1].points / len(s2)
+    full = MAX_POINTS - SECTIONS[0].points  # the rest: the 100 without section 1's points
+    rest = [full, full - lost, full - lost, full - 3 * lost]
     m1, m0 = (rest[0] + rest[1]) / 2, (rest[2] + rest[3]) / 2
     expected = (m1 - m0) / statistics.pstdev(rest) * math.sqrt(0.5 * 0.5)
     items = {(i.section, i.name): i for i in report.per_test(tiny)}

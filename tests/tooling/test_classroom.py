@@ -7,6 +7,7 @@ classroom-resources/autograding-grading-reporter's NotifyClassroom and console t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from course import classroom
+from course import classroom, concepts
+from course.progress import section_points
 from course.registry import ROOT, SECTIONS, find_section
 from tools import classroom as workflow_tool
 from tools import release
@@ -116,12 +118,13 @@ def test_the_reference_earns_the_section_s_points_in_the_reporter_s_format(tmp_p
         assert set(test) == {"name", "status", "score", "message", "test_code", "filename",
                              "line_no", "duration"}
         assert test["status"] == "pass" and test["filename"] == "test_s1_setup.py"
-    assert reporter_points(result) == pytest.approx((5, 5))
+    points = find_section(1).points
+    assert reporter_points(result) == pytest.approx((points, points))
 
 
 def test_a_stub_earns_nothing_and_says_what_is_missing(tmp_path):
     result = run_section("exercises", 1, tmp_path / "results.json")
-    assert result["status"] == "fail" and result["max_score"] == 5
+    assert result["status"] == "fail" and result["max_score"] == find_section(1).points
     assert {t["status"] for t in result["tests"]} == {"fail"}
     assert all(t["message"].startswith("not implemented") for t in result["tests"])
     assert reporter_points(result) == (0, 0)
@@ -133,14 +136,31 @@ def test_partial_credit_is_the_section_s_points_shared_by_its_tests():
                for i, status in enumerate(["passed", "failed", "passed", "timeout",
                                            "not implemented", "error", "passed"])]
     result = classroom.runner_result(section, records + [{**records[0], "section": 1}])
-    assert reporter_points(result) == pytest.approx((25 * 3 / 7, 25 * 3 / 7))
+    earned = section.points * 3 / 7
+    assert reporter_points(result) == pytest.approx((earned, earned))
     assert result["status"] == "fail"
+
+
+def test_a_test_of_a_weighted_concept_is_as_many_entries_as_its_weight():
+    """Section 1 with its device tests weighing 2 each (course.toml's `weights`): the
+    reporter's sum and its count of passing entries both give section_points."""
+    section = dataclasses.replace(find_section(1), weights=(("device-choice", 2),))
+    device = next(c for c in concepts.of_section(1) if c.id == "device-choice").tests
+    others = [t for c in concepts.of_section(1) if c.id != "device-choice" for t in c.tests]
+    records = [{"section": 1, "name": name, "status": status, "message": ""}
+               for names, status in ((device, "passed"), (others, "failed")) for name in names]
+    result = classroom.runner_result(section, records)
+    assert len(result["tests"]) == 2 * len(device) + len(others)
+    earned = section.points * 2 * len(device) / (2 * len(device) + len(others))
+    assert earned == section_points(section, [(r["name"], r["status"] == "passed")
+                                              for r in records])
+    assert reporter_points(result) == pytest.approx((earned, earned))
 
 
 def test_a_run_that_left_no_records_is_an_error_worth_nothing(tmp_path):
     for records in (None, [], [{"section": 1, "name": "other", "status": "passed"}]):
         result = classroom.runner_result(find_section(2), records)
-        assert result["status"] == "error" and result["max_score"] == 10
+        assert result["status"] == "error" and result["max_score"] == find_section(2).points
         assert reporter_points(result) == (0, 0)  # one entry: no division by zero
     out = subprocess.run([sys.executable, "-m", "course.classroom", "2",
                           str(tmp_path / "missing.json")], cwd=ROOT, capture_output=True,

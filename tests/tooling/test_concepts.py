@@ -1,9 +1,10 @@
-"""The concepts of the section tests (`course/concepts.toml`) agree with the tests and the
-reference, and every record of a run names its test's concept."""
+"""The concepts of the section tests (`course/concepts.toml`) agree with the tests, the
+reference and course.toml's weights, and every record of a run names its test's concept."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from course import concepts
+from course import concepts, registry
 from course.registry import REFERENCE_DIR, ROOT, SECTIONS
 from tools.exercises import find_blocks
 
@@ -65,6 +66,37 @@ def test_each_concept_is_about_a_learner_function_of_its_section(section):
 def test_every_concept_lies_in_a_section_of_the_registry():
     numbers = {s.number for s in SECTIONS}
     assert {c.section for c in concepts.CONCEPTS} <= numbers
+
+
+def unknown_weights(section) -> list[str]:
+    """The concept ids that `section`'s weights (course.toml) name and its concepts do not."""
+    return [c for c, _ in section.weights
+            if c not in {k.id for k in concepts.of_section(section.number)}]
+
+
+def test_every_weight_in_course_toml_names_a_concept_of_its_section():
+    for section in SECTIONS:
+        assert not unknown_weights(section), (
+            f"course.toml: section {section.number}'s weights name no concept of it: "
+            f"{unknown_weights(section)}; its concepts: "
+            f"{[c.id for c in concepts.of_section(section.number)]}")
+    typo = dataclasses.replace(SECTIONS[0], weights=(("device-choise", 2),))
+    assert unknown_weights(typo) == ["device-choise"]
+
+
+@pytest.mark.parametrize("weights, loads", [
+    ("{ device-choice = 2 }", True), ("{ device-choice = 0 }", False),
+    ("{ device-choice = 1.5 }", False), ("{ device-choice = true }", False),
+    ("[2]", False)])
+def test_a_weight_is_a_whole_number_of_at_least_1(tmp_path, weights, loads):
+    text = registry.REGISTRY_FILE.read_text().replace(
+        'name = "setup"\n', f'name = "setup"\nweights = {weights}\n', 1)
+    (tmp_path / "course.toml").write_text(text)
+    if loads:
+        assert registry._load(tmp_path / "course.toml")[0].weight("device-choice") == 2
+    else:
+        with pytest.raises(ValueError, match="section 1's weight"):
+            registry._load(tmp_path / "course.toml")
 
 
 def test_a_test_is_found_with_or_without_its_parameters():

@@ -34,6 +34,7 @@ from tools.exercises import leaks
 REFERENCE = {s.module: (ROOT / "solutions" / s.file_name).read_text() for s in SECTIONS}
 STUBS = {s.module: (ROOT / "exercises" / s.file_name).read_text() for s in SECTIONS}
 BONUS_POINTS = sum(s.points for s in SECTIONS if s.bonus)
+SETUP, CORPUS = find_section("setup"), find_section("corpus")  # their points: course.toml's
 LOOP_TIMEOUT_S = 3  # per test, where the infinite loop runs: section 1's tests take ~0.1 s
 REFERENCE_MARK = "# BEGIN " + "SOLUTION"  # in the reference's files, in no stub
 HIDDEN_MARK = "7D1E"
@@ -449,8 +450,8 @@ def test_partial_credit_is_per_test(graded):
     done = graded["by_name"]["partly_done"]
     corpus = section(done, "corpus")
     found = list(statuses(corpus).values())
-    assert section(done, "setup")["score"] == 5 and corpus["status"] == FAILED
-    assert corpus["score"] == pytest.approx(10 * found.count(PASSED) / len(found))
+    assert section(done, "setup")["score"] == SETUP.points and corpus["status"] == FAILED
+    assert corpus["score"] == pytest.approx(CORPUS.points * found.count(PASSED) / len(found))
     assert "AssertionError in the test's checks" in corpus["reason"]
     bilm = section(done, "bilm")
     assert bilm["status"] == ERROR and "s3_bilm.py is missing" in bilm["reason"]
@@ -464,13 +465,14 @@ def test_a_crash_costs_its_section_only_and_keeps_the_results_before_it(graded):
         assert first_lost > 0 and {t["status"] for t in tests[:first_lost]} == {PASSED}
         assert all(ended in t["message"] for t in tests[first_lost:]), key
     corpus = section(crash, "corpus")
-    assert 0 < corpus["score"] < 10 and "`np.lib.stride_tricks.as_strided(" in corpus["reason"]
+    assert 0 < corpus["score"] < CORPUS.points
+    assert "`np.lib.stride_tricks.as_strided(" in corpus["reason"]
 
 
 def test_errors_are_told_by_the_learner_s_own_lines(graded):
     syntax = section(graded["by_name"]["syntax_error"], "setup")
     assert "SyntaxError at s1_setup.py line" in syntax["reason"] and syntax["score"] == 0
-    assert section(graded["by_name"]["syntax_error"], "corpus")["score"] == 10
+    assert section(graded["by_name"]["syntax_error"], "corpus")["score"] == CORPUS.points
     imports = section(graded["by_name"]["import_error"], "setup")
     assert set(statuses(imports).values()) == {ERROR}
     line = SAMPLES["import_error"]["s1_setup"].splitlines().index("import numpi") + 1
@@ -487,7 +489,7 @@ def test_memory_and_output_caps_cost_their_sections_only(graded):
 
 def test_a_submission_made_from_the_handout_grades_correctly(graded):
     done = graded["by_name"]["handout_section_1_done"]
-    assert section(done, "setup")["score"] == 5
+    assert section(done, "setup")["score"] == SETUP.points
     assert "s2_corpus.py is missing" in section(done, "corpus")["reason"]
 
 
@@ -546,7 +548,7 @@ def test_a_deep_tree_and_a_name_that_is_not_utf8_are_graded_like_any_other(grade
     """Its run nests 1,100 folders in its scratch, deeper than Python's recursion: it is
     graded in full, and removing them costs no one else their run."""
     deep = graded["by_name"]["nests_deep_caf\\xe9"]
-    assert section(deep, "setup")["score"] == 5, section(deep, "setup")["reason"]
+    assert section(deep, "setup")["score"] == SETUP.points, section(deep, "setup")["reason"]
     assert "nests_deep_caf\\xe9" in graded["texts"]["csv"]
 
 
@@ -602,7 +604,7 @@ def test_the_page_cache_carries_nothing_from_one_run_to_the_next(page_cache):
     """Neither is flagged (the scan does not read `pathlib.os`); outside the filter the pair
     carries the pattern, inside it the receiver stays a stub."""
     sent = section(page_cache["sender"], "corpus")
-    assert sent["score"] == 10 and not sent["flags"], sent["reason"]
+    assert sent["score"] == CORPUS.points and not sent["flags"], sent["reason"]
     received = section(page_cache["receiver"], "setup")
     assert received["score"] == 0 and not received["flags"]
     assert set(statuses(received).values()) == {NOT_IMPLEMENTED}
@@ -663,7 +665,7 @@ def test_the_bundle_holds_what_gradescope_runs_and_grades_from_where_it_unpacks(
     grade(str(class_dir / "reference"), "--quiet", "--sections", "setup", "--isolation",
           ISOLATION, "--gradescope", str(out), "--work-dir", str(work_dir), cwd=bundle)
     data = json.loads(out.read_text())
-    assert data["score"] == 5 == sum(t["score"] for t in data["tests"])
+    assert data["score"] == SETUP.points == sum(t["score"] for t in data["tests"])
 
 
 def test_the_bundle_holds_the_reference_in_solutions_alone_and_closes_the_course_to_runs(
@@ -780,7 +782,7 @@ def test_an_infinite_loop_times_out_one_test(interrupted):
     setup = section(interrupted["by_name"]["infinite_loop"], "setup")
     found = list(statuses(setup).values())
     assert setup["status"] == TIMEOUT and found.count(TIMEOUT) == 1
-    assert setup["score"] == pytest.approx(5 * (len(found) - 1) / len(found))
+    assert setup["score"] == pytest.approx(SETUP.points * (len(found) - 1) / len(found))
 
 
 def test_an_interrupted_grading_stops_at_once_and_keeps_what_it_finished(interrupted):

@@ -112,7 +112,7 @@ def test_a_result_s_words_are_the_grader_s_and_the_learner_s_own_line():
     assert [t.message for t in result.tests] == [
         "", "failed: AssertionError in the test's checks",
         "error: ModuleNotFoundError at s1_setup.py line 2: `import numpi`"]
-    assert result.score == pytest.approx(5 / 3) and result.status == "error"
+    assert result.score == pytest.approx(SECTIONS[0].points / 3) and result.status == "error"
     written = scored(stream(record(NODEIDS[0], "error", "OSError", None, "EFBIG"), end=None))
     assert "[EFBIG: File too large]" in written.tests[0].message
 

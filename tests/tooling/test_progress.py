@@ -4,6 +4,7 @@ hints used; "Next" is the first section not done, in course order."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
@@ -12,7 +13,7 @@ import subprocess
 
 import pytest
 
-from course import progress
+from course import concepts, progress
 from course.progress import NOT_IMPLEMENTED, PASSED, from_state, next_step, render, table
 from course.registry import ROOT, SECTIONS, find_section
 from course.state import State, module_digest
@@ -48,7 +49,8 @@ def test_a_run_of_one_section_keeps_the_others(impl, tmp_path):
     state = State.load(tmp_path / "progress.json")
     assert state.record_run(records(2, [NOT_IMPLEMENTED] * 2, impl), impl) == [2]
     shown = rows(state, impl)
-    assert shown[1].split()[:4] == ["1", "setup", "3/3", "5/5"] and shown[1].endswith("done")
+    points = f"{SECTIONS[0].points}/{SECTIONS[0].points}"
+    assert shown[1].split()[:4] == ["1", "setup", "3/3", points] and shown[1].endswith("done")
     assert "2 min ago" in shown[1]
     assert shown[2].endswith("not implemented yet") and shown[3].endswith("not run")
     state.record_run(records(1, [PASSED, NOT_IMPLEMENTED], impl), impl)
@@ -99,6 +101,31 @@ def test_the_hints_used_show_in_the_table(impl, tmp_path):
     shown = rows(state, impl)
     assert shown[3].endswith("not implemented yet; 2 hints used"), shown[3]
     assert shown[1].endswith("not run; 1 hint used"), shown[1]
+
+
+def test_a_section_s_points_are_shared_by_its_tests_in_proportion_to_their_weights():
+    """Section 1 with its device tests weighing 3 each (course.toml's `weights`): they earn
+    3 shares each, every other test 1; unweighted, every test earns 1 share. A parametrized
+    test weighs as its function's concept, and a test of no concept weighs 1."""
+    setup = SECTIONS[0]
+    weighted = dataclasses.replace(setup, weights=(("device-choice", 3),))
+    device = next(c for c in concepts.of_section(1) if c.id == "device-choice").tests
+    others = [t for c in concepts.of_section(1) if c.id != "device-choice" for t in c.tests]
+    only_device = [(t, True) for t in device] + [(t, False) for t in others]
+    shares = 3 * len(device) + len(others)
+    assert progress.section_points(weighted, only_device) == pytest.approx(
+        setup.points * 3 * len(device) / shares)
+    assert progress.section_points(setup, only_device) == pytest.approx(
+        setup.points * len(device) / (len(device) + len(others)))
+    assert progress.weight_of(weighted, f"{device[0]}[cuda available]") == 3
+    assert progress.weight_of(weighted, "test_of_no_concept") == 1
+    assert progress.section_points(weighted, [(t, True) for t in (*device, *others)]) == (
+        setup.points)
+    assert progress.section_points(weighted, []) == 0
+    records = [{"section": 1, "name": t, "status": PASSED if ok else "failed"}
+               for t, ok in only_device]
+    assert progress.SectionProgress(weighted, tuple(records)).points == (
+        progress.section_points(weighted, only_device)), "the table scores by it"
 
 
 def test_a_broken_state_file_is_set_aside(tmp_path):
