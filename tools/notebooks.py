@@ -119,15 +119,18 @@ def _unrun(notebook: nbformat.NotebookNode) -> list[tuple]:
              c.metadata.get("tags", [])) for c in notebook.cells]
 
 
-def committed(path: Path) -> nbformat.NotebookNode:
-    """The notebook at `path` as git's index holds it (what a commit would record), or as the
-    file is where git does not track it: a notebook saved from Jupyter with its outputs is
-    judged by what is committed, never by what the learner's save wrote."""
+def committed_text(path: Path) -> str:
+    """The file at `path` as git's index holds it (what a commit would record), or as it is
+    where git does not track it: a notebook saved from Jupyter with its outputs is judged by
+    what is committed, never by what the learner's save wrote."""
     shown_in_git = subprocess.run(["git", "show", f":./{path.name}"], cwd=path.parent,
                                   capture_output=True, text=True)
-    if shown_in_git.returncode == 0:
-        return nbformat.reads(shown_in_git.stdout, as_version=4)
-    return nbformat.read(path, as_version=4)
+    return shown_in_git.stdout if shown_in_git.returncode == 0 else path.read_text()
+
+
+def committed(path: Path) -> nbformat.NotebookNode:
+    """The notebook at `path` as committed (`committed_text`)."""
+    return nbformat.reads(committed_text(path), as_version=4)
 
 
 def bare_problems(directory: Path = NOTEBOOKS_DIR) -> list[str]:
@@ -179,9 +182,22 @@ def stale(directory: Path = NOTEBOOKS_DIR) -> list[str]:
             problems.append(f"{shown(target)} differs from what {source.name} builds (its "
                             "cells were edited?): run `make notebooks`")
     known = {target.name for _, target in _pairs(directory)}
+    tracked = _tracked(directory)
     problems += [f"{shown(path)} has no place in the registry: rename or remove it"
-                 for path in sorted(directory.glob("*.ipynb")) if path.name not in known]
+                 for path in sorted(directory.glob("*.ipynb")) if path.name not in known
+                 and (tracked is None or path.name in tracked)]
     return problems
+
+
+def _tracked(directory: Path) -> set[str] | None:
+    """The names of the notebooks in `directory` that git tracks; None outside a repository.
+    A learner's own copy (Jupyter's "Duplicate", saved with its outputs) is not the course's
+    until it is added."""
+    listed = subprocess.run(["git", "ls-files", "--", "*.ipynb"], cwd=directory,
+                            capture_output=True, text=True)
+    if listed.returncode != 0:
+        return None
+    return {Path(line).name for line in listed.stdout.splitlines()}
 
 
 def problems(outcome: Outcome, stubs: bool, directory: Path = NOTEBOOKS_DIR) -> list[str]:

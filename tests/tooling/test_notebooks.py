@@ -37,7 +37,15 @@ print(x)
 
 
 def read(name: str) -> nbformat.NotebookNode:
-    return nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
+    """The notebook as committed: a learner's save (outputs, metadata) changes nothing here."""
+    return tools_notebooks.committed(NOTEBOOKS_DIR / name)
+
+
+def copy_committed(folder: Path) -> None:
+    """Every notebook and its source into `folder` as committed, not as a save in Jupyter
+    left the working tree (its outputs and its switch are the learner's)."""
+    for path in [*NOTEBOOKS_DIR.glob("*.py"), *NOTEBOOKS_DIR.glob("*.ipynb")]:
+        (folder / path.name).write_text(tools_notebooks.committed_text(path))
 
 
 def test_a_source_gives_its_cells_with_tags_and_the_root_cell(tmp_path):
@@ -86,8 +94,7 @@ def test_saving_a_notebook_with_outputs_and_another_switch_fails_no_check(tmp_pa
         pytest.skip("no git here")
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    for path in [*NOTEBOOKS_DIR.glob("*.py"), *NOTEBOOKS_DIR.glob("*.ipynb")]:
-        shutil.copy(path, folder)
+    copy_committed(folder)
     _git(tmp_path, "init", "-q")
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-q", "-m", "bare")
@@ -108,12 +115,16 @@ def test_saving_a_notebook_with_outputs_and_another_switch_fails_no_check(tmp_pa
                                        "language": "python"}
     notebook.metadata["language_info"] = {"name": "python", "version": "3.11.7"}
     nbformat.write(notebook, saved)
+    nbformat.write(notebook, folder / "03_bilm-Copy1.ipynb")  # Jupyter's "Duplicate", saved
     assert tools_notebooks.stale(folder) == [], "check-notebooks passes after a save"
     assert tools_notebooks.bare_problems(folder) == [], "the committed notebook is still bare"
-    _git(tmp_path, "add", ".")
+    _git(tmp_path, "add", str(saved.relative_to(tmp_path)))
     found = tools_notebooks.bare_problems(folder)
     assert len(found) == 2 and all(saved.name in line for line in found), (
         f"adding the saved notebook is found, outputs and switch: {found}")
+    _git(tmp_path, "add", ".")
+    assert "03_bilm-Copy1.ipynb has no place" in "\n".join(tools_notebooks.stale(folder)), (
+        "a copy that is added to the course is found")
 
 
 def test_each_section_notebook_loads_and_checks_its_own_section():
@@ -130,8 +141,7 @@ def test_each_section_notebook_loads_and_checks_its_own_section():
 
 
 def test_a_stale_notebook_is_found_and_rebuilt_but_a_saved_one_is_not_stale(tmp_path):
-    for path in [*NOTEBOOKS_DIR.glob("*.py"), *NOTEBOOKS_DIR.glob("*.ipynb")]:
-        shutil.copy(path, tmp_path)
+    copy_committed(tmp_path)
     assert tools_notebooks.stale(tmp_path) == []
     name = find_section("corpus").notebook
     source = (tmp_path / name).with_suffix(".py")
