@@ -305,7 +305,7 @@ def sources(src: Path, small: bool = False, report=print) -> list[str]:
         (src / "notebooks").mkdir()
         names = notebook_names()
         report(f"running {len(names)} notebooks on the reference, two at a time ...")
-        outcomes = execute([(name, str(REFERENCE_DIR)) for name in names],
+        outcomes = execute([(name, shown(REFERENCE_DIR)) for name in names],
                            save_dir=src / "notebooks", report=report)
         failed = [o.notebook for o in outcomes if o.error_cell is not None]
         if failed:
