@@ -39,7 +39,7 @@ import textwrap
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -111,6 +111,24 @@ def fit(text: str, width: int = OUTPUT_WIDTH) -> str:
 def say(text: str) -> None:
     """Print `text` (a reading, a table) fitted to the notebook's width (`fit`)."""
     print(fit(text), flush=True)
+
+
+def targets_read(*prefixes: str) -> str:
+    """The course's targets whose claim starts with one of `prefixes`, as the reference's
+    seeds read them (`course.reference_targets.SUMMARY`): each claim, then how many of the
+    pre-trained and of the untrained biLMs hold it, what pre-training adds to the reading
+    (mean ± sd over the seeds) and the verdict."""
+    from .reference_targets import SUMMARY
+
+    lines = [f"The reference's {SUMMARY['seeds']} seeds, per target: how many pre-trained and "
+             "untrained biLMs hold it,", "what pre-training adds to the reading (mean ± sd), "
+             "and the verdict"]
+    for claim, reading in SUMMARY["targets"].items():
+        if claim.startswith(prefixes):
+            lines += [f"  {claim}",
+                      f"      pre-trained {reading['trained']}, untrained {reading['untrained']}"
+                      f"; adds {reading['effect_mean_sd']}: {reading['verdict']}"]
+    return fit("\n".join(lines))
 
 
 # The output that Jupyter Book's `glue` writes and myst-nb reads: a display whose data is
@@ -372,7 +390,7 @@ def stubs_left(impl: str | Path, section: Section) -> list[str]:
 class Outcome:
     """One execution: `error_cell` is the index of the cell that failed (None: none did),
     `error` its exception as "Name: message", `traceback` what that cell printed and the
-    kernel's traceback."""
+    kernel's traceback, `executed` the notebook with its outputs (up to an error)."""
 
     notebook: str
     impl: str
@@ -380,6 +398,7 @@ class Outcome:
     error_cell: int | None = None
     error: str = ""
     traceback: str = ""
+    executed: nbformat.NotebookNode | None = field(default=None, compare=False, repr=False)
 
 
 def tagged(cells: list[nbformat.NotebookNode], tag: str) -> list[int]:
@@ -430,12 +449,12 @@ async def _execute(path: Path, impl: str, slots: asyncio.Semaphore,
             printed = "".join(o.text for o in outputs if o.output_type == "stream")
             text = _TERMINAL_COLOURS.sub("", printed + "\n".join(error.traceback))
             outcome = Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
-                              f"{error.ename}: {error.evalue}", text)
+                              f"{error.ename}: {error.evalue}", text, notebook)
         except Exception as err:  # a cell ran out of time, or the kernel died
             outcome = Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
-                              f"{type(err).__name__}: {err}")
+                              f"{type(err).__name__}: {err}", executed=notebook)
         else:
-            outcome = Outcome(path.name, impl, time.perf_counter() - start)
+            outcome = Outcome(path.name, impl, time.perf_counter() - start, executed=notebook)
         if save_dir is not None:
             save_dir.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, save_dir / path.name)
