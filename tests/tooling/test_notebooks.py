@@ -1,6 +1,8 @@
 """The companion notebooks: sources parse, notebooks are fresh and bare, and they run both
-ways: through on the reference, and on the pristine stubs up to their first call only."""
+ways: through on the reference, and on the pristine stubs up to their first call only; the
+course book is built from the run on the reference and read in a browser."""
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +15,7 @@ from course import notebook as notebooks
 from course import switch
 from course.notebook import PARAMETERS_TAG, Outcome
 from course.registry import NOTEBOOKS_DIR, ROOT, SECTIONS, find_section
+from tools import book
 from tools import notebooks as tools_notebooks
 from tools.notebooks import FIRST_CALL_TAG
 
@@ -221,6 +224,76 @@ def test_on_the_stubs_it_stops_at_its_first_call_with_its_own_error(outcomes, na
     prefix = f"NotImplementedError: section {section.number} ({section.name}): "
     assert outcome.error.startswith(prefix) and outcome.error.endswith(
         " is not implemented yet"), f"{name}: expected {prefix}..., got {outcome.error}"
+
+
+# --- the course book, from the notebooks executed above on the reference ---------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def book_of_the_run(outcomes, tmp_path_factory) -> tuple[Path, dict]:
+    """The course book built as `make book` builds it, from the notebooks this file ran on
+    the reference (not run again), and its check: (the book, the check's report)."""
+    if not book.JUPYTER_BOOK.exists():
+        pytest.skip("no .venv-book (make check and make book install it)")
+    if shutil.which("npm") is None and not book.MATHJAX_CACHE.exists():
+        pytest.skip("no npm here to fetch MathJax's package")
+    if not CHROMIUM.exists():
+        pytest.skip("no chromium (make system-packages installs it, as root)")
+    executed = tmp_path_factory.mktemp("executed")
+    for (name, impl), outcome in outcomes.items():
+        if impl == IMPLS["reference"]:
+            nbformat.write(outcome.executed, executed / name)
+    out = tmp_path_factory.mktemp("book") / "book"
+    return out, book.build(out, executed=executed, report=lambda line: None)
+
+
+@pytest.mark.slow
+def test_the_book_shows_every_result_as_it_is_meant_with_no_defect(book_of_the_run):
+    _, found = book_of_the_run
+    count, lines = book.defects_report(found)
+    assert count == 0, f"the book's check found {count} defects:\n{lines}"
+
+
+@pytest.mark.slow
+def test_the_book_holds_every_page_reads_offline_and_numbers_its_figures(book_of_the_run):
+    out, found = book_of_the_run
+    pages = found["pages"]
+    notebook_pages = {f"notebooks/{Path(name).stem}.html" for name in notebooks.notebook_names()}
+    assert notebook_pages | {"intro.html", "explore.html", "references.html"} <= set(pages)
+    for name, facts in pages.items():
+        assert facts["text"] > 50 and "ELMo" in facts["title"], (name, facts)
+    assert all(pages[name]["maths"] >= 1 for name in (
+        "intro.html", "notebooks/04_pretrain.html")), "typed by the book's own MathJax"
+    assert (out / "_static" / book.MATHJAX_PATH).exists()
+    figures = [caption for facts in pages.values() for caption in facts["figures"]]
+    assert len(figures) >= 10 and all(caption.startswith("Figure ") for caption in figures)
+    bibliography = (out / "references.html").read_text()
+    assert "Deep Contextualized Word Representations" in bibliography
+    assert 'href="../references.html#' in (out / "notebooks" / "04_pretrain.html").read_text(), (
+        "a citation in a notebook links to the bibliography")
+
+
+@pytest.mark.slow
+def test_the_explore_page_redraws_both_bilms_when_its_layer_moves(book_of_the_run):
+    explore = book_of_the_run[1]["pages"]["explore.html"]
+    assert explore["explore_points"] == 6, "three occurrences in each of the two panels"
+    moved = explore["explore_moved"]
+    assert moved["caption_changed"] and moved["points"] == 2, (
+        "layer 0 is one point in each panel")
+    assert "one vector in both biLMs" in moved["caption"]
+
+
+@pytest.mark.slow
+def test_each_section_page_opens_with_the_stub_and_ends_with_a_one_line_summary(book_of_the_run):
+    out, _ = book_of_the_run
+    for section in SECTIONS:
+        page = (out / "notebooks" / section.notebook.replace(".ipynb", ".html")).read_text()
+        text = re.sub(r"<[^>]+>", "", page)
+        assert f"exercises/{section.file_name}" in text and "is not implemented yet" in text
+        assert re.search(rf"section {section.number} \({section.name}\): (\d+) of \1 checks "
+                         "pass", text), f"{section.notebook}: the checks' summary"
 
 
 # --- the learning loop: edits picked up, the kernel checked, the plumbing folded away -------
