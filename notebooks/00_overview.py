@@ -54,12 +54,16 @@
 # notebook stops with `NotImplementedError: section <n> (...): ... is not implemented yet` at
 # the first cell that calls your code: that is where to start.
 #
-# Start Jupyter from the course's root folder (`jupyter lab` there), so that `exercises/`,
-# where you write, is one click away from `notebooks/`. Open your section's file in Lab's
-# editor beside its notebook: edit, save, then re-run the notebook's cells from the one that
-# first calls your code (Run > Run Selected Cell and All Below). No restart is needed: each
-# cell calls your functions as their file is now, and the cells that use a model make it
-# afresh from your code.
+# Start Jupyter with `make lab` in the course's root folder: it installs JupyterLab the
+# first time and starts it there, so that `exercises/`, where you write, is one click away
+# from `notebooks/`. Open your section's file in Lab's editor beside its notebook: edit,
+# save, then re-run the notebook's cells from the one that first calls your code (Run > Run
+# Selected Cell and All Below). No restart is needed: each cell calls your functions as
+# their file is now, and the cells that use a model make it afresh from your code.
+#
+# A reading's numbers are written into its sentences as ``{glue:text}`name` ``, the same
+# numbers its cells print above it; the course book shows each in its place, Jupyter its
+# name.
 #
 # The cell below is each notebook's switch, `IMPL`: the folder it runs, your `exercises/`
 # unless `$ELMO_IMPL` or the one-line file `.elmo-impl` at the course's root names another

@@ -2,6 +2,7 @@
 ways: through on the reference, and on the pristine stubs up to their first call only; the
 course book is built from the run on the reference and read in a browser."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -413,3 +414,18 @@ def test_run_checks_on_a_broken_section_prints_the_report_and_raises_one_line(tm
         notebooks.run_checks(impl, "setup")
     printed = capsys.readouterr().out
     assert "FAILED " in printed and "Traceback" not in printed, printed
+
+
+def test_make_lab_installs_jupyter_apart_and_starts_it_at_the_root_as_root_too():
+    lab = (ROOT / "requirements" / "lab.lock").read_text()
+    assert "\njupyterlab==4." in lab and "jupyterlab" not in (
+        ROOT / "requirements" / "learner.lock").read_text(), "pinned, apart from the tests'"
+    ran = subprocess.run(["make", "-n", "lab"], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "MAKEFLAGS": ""})
+    assert ran.returncode == 0, ran.stderr
+    commands = ran.stdout.replace("\\\n", " ")  # a command continued over lines, whole
+    start = next(line for line in commands.splitlines() if "jupyter lab" in line)
+    assert f'--ServerApp.root_dir="{ROOT}"' in start, "from the course's root"
+    assert ("--allow-root" in start) == (os.getuid() == 0), "as root, Jupyter must be told"
+    if "ipykernel install" in commands:  # the first time: .venv's Python is the kernel
+        assert "--name python3" in commands and "-r requirements/lab.lock" in commands
