@@ -128,8 +128,9 @@ for task in tasks:
 #
 # Over the reference's {glue:text}`seeds` seeds: word sense weighs layer 2 most on
 # {glue:text}`sense-weights-layer-2-trained` pre-trained biLMs and
-# {glue:text}`sense-weights-layer-2-untrained` untrained ones, a target that needs
-# {glue:text}`sense-weights-layer-2-needed` and so is only just pre-training's; it weighs
+# {glue:text}`sense-weights-layer-2-untrained` untrained ones, where the target needs
+# {glue:text}`sense-weights-layer-2-needed` of the pre-trained: it is pre-training's, only
+# just. It weighs
 # layer 0 least on {glue:text}`sense-weights-layer-0-trained` pre-trained and
 # {glue:text}`sense-weights-layer-0-untrained` untrained biLMs: that is the architecture's
 # (layer 0 is one vector for both senses). Word class weighs a lower layer (0 or 1) most on

@@ -139,12 +139,16 @@ every layer read out, what the layers know of context, and a task's learned mix 
 
 $$\\mathrm{{ELMo}}_k = \\gamma \\sum_{{j=0}}^{{L}} s_j \\, h_{{k,j}} .$$ (eq-elmo)
 
+Sections 1 to 4 pre-train the biLM, section 5 reads its layers $h_{{k,j}}$ out, section 6
+measures what they know of a word's sense, and section 7 learns the weights $s_j$ and
+$\\gamma$ of {{eq}}`eq-elmo` for two toy tasks.
+
 This book is the course's notebooks as the reference runs them, with every output and
 figure, and its docs. Each section's page opens with what you write there, as your stub
 states it, and ends with that section's checks. It reads offline: its maths is typeset by a
 copy of MathJax that ships with it. To run the notebooks on your own code, open them in
-Jupyter from the course's repository (`make lab`, see *The notebooks*). The works it cites
-are on the [references](references.md) page.
+Jupyter from the course's repository (`make lab`, see [the notebooks](notebooks.md)). The
+works it cites are on the [references](references.md) page.
 """
 
 REFERENCES = """\

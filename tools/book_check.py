@@ -54,7 +54,11 @@ MATHJAX_DONE = """() => !document.querySelector('script[src*="mathjax"]') || (
     ? MathJax.startup.promise.then(() => true) : false)"""
 PAGE_FACTS = """() => {
   const main = document.querySelector('main') || document.body;
-  const text = main.innerText;
+  const prose = main.cloneNode(true);  // what is not code: a role shown as code is meant
+  prose.querySelectorAll('pre, code').forEach((el) => el.remove());
+  document.body.appendChild(prose);
+  const text = prose.innerText;
+  prose.remove();
   const outputs = Array.from(main.querySelectorAll('.cell_output img'));
   const first = (el) => (el.innerText || '').split('\\n')[0].slice(0, 60);
   return {
