@@ -34,8 +34,8 @@ RUNTIME_FILES = ("course.toml", "pytest.ini", "course/*.py", "course/*.mk", "cou
 
 # --- what a notebook prints -----------------------------------------------------------------
 # The widest line of a notebook's output, in characters: what the course book's column holds
-# without cutting it (tools/book_check.py measures it in a browser), and a notebook in
-# Jupyter beside a file browser. Readings wrap to it (`course.notebook.fit`).
+# without cutting it, as a notebook in Jupyter does beside a file browser. Readings wrap to
+# it (`course.notebook.fit`).
 OUTPUT_WIDTH = 88
 
 # --- environment variables ----------------------------------------------------------------
