@@ -42,7 +42,7 @@ over ten seeds). At layer 0, the word without its context, every occurrence is o
   <label>seed <select id="ex-seed"></select></label>
   <label>layer <input type="range" id="ex-layer" min="0" max="2" step="1" value="1">
     <span id="ex-layer-value"></span></label>
-  <svg id="ex-plot" viewBox="0 0 960 470" width="100%" role="img"
+  <svg id="ex-plot" viewBox="0 0 960 500" width="100%" role="img"
        aria-label="the word's occurrences, pre-trained and untrained"></svg>
   <p id="ex-caption"></p>
 </div>
@@ -117,11 +117,11 @@ const EXPLORE = {data};
       svg += panel(lefts[i], title, views[model], range, senses, sentences);
     }});
     senses.forEach((sense, i) => {{
-      svg += `<circle cx="${{70 + 170 * i}}" cy="462" r="6" fill="${{colours[i]}}"/>` +
-        `<text x="${{82 + 170 * i}}" y="467" fill="#222" font-size="14">${{sense}}</text>`;
+      svg += `<circle cx="${{70 + 170 * i}}" cy="490" r="6" fill="${{colours[i]}}"/>` +
+        `<text x="${{82 + 170 * i}}" y="495" fill="#222" font-size="14">${{sense}}</text>`;
     }});
-    svg += '<circle cx="420" cy="462" r="6" fill="white" stroke="#555" stroke-width="2"/>' +
-      '<text x="432" y="467" font-size="14" fill="#222">held out</text>';
+    svg += '<circle cx="420" cy="490" r="6" fill="white" stroke="#555" stroke-width="2"/>' +
+      '<text x="432" y="495" font-size="14" fill="#222">held out</text>';
     $("ex-plot").innerHTML = svg;
     $("ex-caption").textContent = `'${{word}}', seed ${{seed}}, layer ${{layer}}: ` +
       views.caption;
