@@ -181,8 +181,10 @@ wordnet: $(STAMP) ## extract data/wordnet/ again from WordNet 3.0 (make system-p
 # --- the course book: make book ----------------------------------------------------------
 # A static site of the notebooks, executed on the reference, and the docs: Jupyter Book 1.x
 # in its own environment (requirements/book.lock), MathJax 3 from its npm package copied into
-# the build, so that it reads offline. tests/tooling/test_book.py builds a small book and
-# opens it in the system's chromium, headless, letting no request leave the machine.
+# the build, so that it reads offline. Once built, it checks itself in the system's chromium,
+# headless, letting no request leave the machine, and fails on any defect a reader would
+# meet (tools/book_check.py); tests/tooling/test_notebooks.py builds and checks the same book
+# from the notebooks it has executed, in make check.
 .PHONY: book
 BOOK_VENV := .venv-book
 BOOK_STAMP := $(BOOK_VENV)/.installed

@@ -152,14 +152,18 @@ def top_predictions(
             for t, word in enumerate(words, start=1)]
 
 
-def predictions_table(predictions: list[tuple[str, list, list]]) -> str:
+def predictions_table(predictions: list[tuple[str, list, list]],
+                      least: float = 0.005) -> str:
     """`top_predictions` as aligned text: one line per word, the previous-token guesses to
-    its left and the next-token guesses to its right."""
+    its left and the next-token guesses to its right, each guess that has at least `least`
+    of the probability (the others would read 0.00)."""
     def cell(guesses):
-        return ", ".join(f"{token} {p:.2f}" for token, p in guesses)
+        return ", ".join(f"{token} {p:.2f}" for token, p in guesses if p >= least) or "-"
 
-    return "\n".join(f"{cell(before):>52} <- {word:^9} -> {cell(after)}"
-                     for word, after, before in predictions)
+    rows = [(cell(before), word, cell(after)) for word, after, before in predictions]
+    left, middle = (max(len(row[i]) for row in rows) for i in (0, 1))
+    return "\n".join(f"{before:>{left}} <- {word:^{middle}} -> {after}"
+                     for before, word, after in rows)
 
 
 # --- section 6: context ---------------------------------------------------------------------

@@ -75,7 +75,27 @@ watch: $(STAMP) ## rerun a section's tests each time you save its module (POLL=1
 run-notebooks: $(STAMP) ## run every notebook headless on exercises/, kept in build/notebooks/
 	$(PY) -m course.notebook run --impl $(ELMO_IMPL)
 
-replicate-real: $(STAMP) ## your ELMo on real English (WordNet), 5 seeds, beside the reference's (~4 min)
+# JupyterLab, in an environment of its own (.venv-lab, requirements/lab.lock), apart from the
+# tests' .venv: its kernel "python3", the one the notebooks name, is .venv's Python. It starts
+# at the course's root, so that exercises/ is one click from notebooks/, and as root it is
+# told so (--allow-root), as Jupyter asks. LAB_ARGS adds options (LAB_ARGS=--no-browser).
+LAB_VENV := .venv-lab
+LAB_STAMP := $(LAB_VENV)/.installed
+LAB_ARGS ?=
+.PHONY: lab
+
+$(LAB_STAMP): requirements/lab.lock $(STAMP)
+	python3 -m venv $(LAB_VENV)
+	$(LAB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements/lab.lock
+	$(PY) -m ipykernel install --prefix $(LAB_VENV) --name python3 \
+	  --display-name "Python 3 (the course's .venv)" >/dev/null
+	touch $@
+
+lab: $(STAMP) $(LAB_STAMP) ## JupyterLab on the notebooks, from the course's root (installs it the first time)
+	$(LAB_VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+replicate-real: $(STAMP) ## your ELMo on real English (WordNet), 5 seeds, beside the reference's (~4 min on 2 cores)
 	$(PY) -m course.real_english --impl $(ELMO_IMPL)
 
 submission: ## zip your section modules into submission.zip, the file you hand in

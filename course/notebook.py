@@ -35,10 +35,11 @@ import re
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -54,6 +55,7 @@ from .registry import (
     BUILD_DIR,
     EXERCISES_DIR,
     NOTEBOOKS_DIR,
+    OUTPUT_WIDTH,
     REFERENCE_DIR,
     ROOT,
     SECTIONS,
@@ -90,6 +92,61 @@ def section_of(notebook: str) -> Section | None:
 
 
 # --- called from the notebooks -------------------------------------------------------------
+
+
+def fit(text: str, width: int = OUTPUT_WIDTH) -> str:
+    """`text` with each line longer than `width` characters wrapped at its spaces, each
+    continuation indented two more than its line, so that no line is cut on a page."""
+    lines = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()))
+        lines += textwrap.wrap(line, width, subsequent_indent=indent + "  ",
+                               break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def say(text: str) -> None:
+    """Print `text` (a reading, a table) fitted to the notebook's width (`fit`)."""
+    print(fit(text), flush=True)
+
+
+def targets_read(*prefixes: str) -> str:
+    """The course's targets whose claim starts with one of `prefixes`, as the reference's
+    seeds read them (`course.reference_targets.SUMMARY`): each claim, then how many of the
+    pre-trained and of the untrained biLMs hold it, what pre-training adds to the reading
+    (mean ± sd over the seeds) and the verdict."""
+    from .reference_targets import SUMMARY
+
+    lines = [f"The reference's {SUMMARY['seeds']} seeds, per target: how many pre-trained and "
+             "untrained biLMs hold it,", "what pre-training adds to the reading (mean ± sd), "
+             "and the verdict"]
+    for claim, reading in SUMMARY["targets"].items():
+        if claim.startswith(prefixes):
+            lines += [f"  {claim}",
+                      f"      pre-trained {reading['trained']}, untrained {reading['untrained']}"
+                      f"; adds {reading['effect_mean_sd']}: {reading['verdict']}"]
+    return fit("\n".join(lines))
+
+
+# The output that Jupyter Book's `glue` writes and myst-nb reads: a display whose data is
+# kept apart from what the cell shows, named in its metadata.
+GLUE_PREFIX = "application/papermill.record/"
+
+
+def glue(name: str, value) -> None:
+    """Keep `value` under `name` for the notebook's prose: in the course book, a sentence
+    written with {glue:text}`name:.2f` shows it, as this run computed it. The cell shows
+    nothing more. This is myst_nb.glue's display, written here because myst-nb (and
+    Sphinx with it) is the book's environment's, not the kernel's."""
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
+
+    data, metadata = format_display_data(value)
+    display({GLUE_PREFIX + mime: shown_as for mime, shown_as in data.items()}, raw=True,
+            metadata={**metadata, "scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
 
 
 def load_sections(impl: str | Path, section: str | int) -> LiveSections:
@@ -166,12 +223,12 @@ def pretrained_bilm(sections: Sections, characters: bool = False) -> SimpleNames
     which = "the character biLM pre-trained by sections 1-4 and 8" if characters else (
         "the biLM pre-trained by sections 1-4")
     takes = "about twenty seconds" if characters else "a few seconds"
-    print(f"{which} (the first time, or after they change, it trains now, for {takes} of "
-          "CPU; then it is read from the cache) ...", flush=True)
+    say(f"{which} (the first time, or after they change, it trains now, for {takes} of "
+        "CPU; then it is read from the cache) ...")
     trained = pretrained(sections.package, characters)
     took = "" if trained.cpu_seconds is None else (
         f", trained in {trained.cpu_seconds:.1f} s of CPU")
-    print(f"... {len(trained.history)} epochs, final loss {trained.history[-1]:.3f}{took}")
+    say(f"... {len(trained.history)} epochs, final loss {trained.history[-1]:.3f}{took}")
     return trained
 
 
@@ -210,35 +267,36 @@ class ChecksFailed(AssertionError):
 
 
 def run_checks(impl: str | Path, section: str | int) -> None:
-    """Run one section's tests on `impl` as `make test SECTION=<section>` does, then print
-    the course's report of them: for each test that failed, what it checks and the
-    course's message, first, without pytest's tracebacks or the tensors it compared.
+    """Run one section's tests on `impl` as `make test SECTION=<section>` does, then show the
+    course's report of them: a line of counts, then for each test that failed what it checks
+    and the course's message, without pytest's tracebacks or the tensors it compared.
 
-    The tests run in a process of their own: hypothesis draws some examples from constants
-    it finds in the modules already imported, so in the kernel they would see other examples
-    than `make test` does.
+    In a notebook, one output counts the checks as they pass and is then replaced by the
+    report, so that a saved notebook (and the course book) keeps the report alone; elsewhere
+    the report is printed. The tests run in a process of their own: hypothesis draws some
+    examples from constants it finds in the modules already imported, so in the kernel they
+    would see other examples than `make test` does.
 
     Raises:
         ChecksFailed: a test failed, or there was none to run.
     """
     chosen = find_section(section)
+    running = f"section {chosen.number} ({chosen.name}): its checks on {shown(_in_course(impl))}/"
+    progress = _Progress(f"{running} ...")
     with tempfile.TemporaryDirectory() as scratch:
         results = Path(scratch) / "results.json"
         command = [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
                    "--section", chosen.name, "--tb=no", "-q", "-rN", "-p", "no:warnings",
                    "--color=no", "--results-json", str(results)]
-        print(f"running section {chosen.number}'s checks on {impl}/ (a dot per check "
-              "that passes, F or E per one that does not) ...", flush=True)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         printed = ""
         with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT) as tests:
             for chunk in iter(lambda: tests.stdout.read1(4096), b""):
-                text = decoder.decode(chunk)
-                printed += text
-                print(text, end="", flush=True)
+                printed += decoder.decode(chunk)
+                progress.show(f"{running}: {_tally(printed)} ...")
         found = json.loads(results.read_text()) if results.exists() else []
-    print(checks_report(chosen, found, tests.returncode, printed))
+    progress.done(fit(checks_report(chosen, found, tests.returncode, printed)))
     if tests.returncode != 0:
         failed = sum(r["status"] not in ("passed", "skipped") for r in found)
         raise ChecksFailed(
@@ -246,6 +304,45 @@ def run_checks(impl: str | Path, section: str | int) -> None:
             + (f"{failed} of {len(found)} checks do not pass yet; the report above says "
                "which and why" if failed else "the checks could not run; see above")
             + f" (all of pytest's output: make test SECTION={chosen.number})")
+
+
+# pytest -q's progress: a line of marks, one per test (. passed, F or E not, s skipped, x
+# and X expected failures), then its share done.
+_PROGRESS_LINE = re.compile(r"^([.FEsxX]+)\s*(?:\[\s*\d+%\])?$", re.MULTILINE)
+
+
+def _tally(printed: str) -> str:
+    """"41 pass, 1 does not": the tests that pytest -q's progress in `printed` shows."""
+    marks = "".join(line[1] for line in _PROGRESS_LINE.finditer(printed))
+    failed = marks.count("F") + marks.count("E")
+    return f"{marks.count('.')} pass" + (f", {failed} do not" if failed else "")
+
+
+class _Progress:
+    """One output that a notebook updates in place (IPython's display handle), so that what a
+    saved notebook keeps is its last state; outside IPython, only that state, printed."""
+
+    def __init__(self, text: str) -> None:
+        from IPython import get_ipython
+        from IPython.display import Pretty, display
+
+        self._shown = text
+        self._handle = display(Pretty(text), display_id=True) if get_ipython() else None
+
+    def show(self, text: str) -> None:
+        """Replace the output with `text`, where it differs."""
+        if self._handle is not None and text != self._shown:
+            from IPython.display import Pretty
+
+            self._handle.update(Pretty(text))
+            self._shown = text
+
+    def done(self, text: str) -> None:
+        """The last state: in a notebook it replaces the output, elsewhere it is printed."""
+        if self._handle is None:
+            print(text, flush=True)
+        else:
+            self.show(text)
 
 
 def _course_message(message: str) -> str:
@@ -293,7 +390,7 @@ def stubs_left(impl: str | Path, section: Section) -> list[str]:
 class Outcome:
     """One execution: `error_cell` is the index of the cell that failed (None: none did),
     `error` its exception as "Name: message", `traceback` what that cell printed and the
-    kernel's traceback."""
+    kernel's traceback, `executed` the notebook with its outputs (up to an error)."""
 
     notebook: str
     impl: str
@@ -301,6 +398,7 @@ class Outcome:
     error_cell: int | None = None
     error: str = ""
     traceback: str = ""
+    executed: nbformat.NotebookNode | None = field(default=None, compare=False, repr=False)
 
 
 def tagged(cells: list[nbformat.NotebookNode], tag: str) -> list[int]:
@@ -351,12 +449,12 @@ async def _execute(path: Path, impl: str, slots: asyncio.Semaphore,
             printed = "".join(o.text for o in outputs if o.output_type == "stream")
             text = _TERMINAL_COLOURS.sub("", printed + "\n".join(error.traceback))
             outcome = Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
-                              f"{error.ename}: {error.evalue}", text)
+                              f"{error.ename}: {error.evalue}", text, notebook)
         except Exception as err:  # a cell ran out of time, or the kernel died
             outcome = Outcome(path.name, impl, time.perf_counter() - start, current["cell"],
-                              f"{type(err).__name__}: {err}")
+                              f"{type(err).__name__}: {err}", executed=notebook)
         else:
-            outcome = Outcome(path.name, impl, time.perf_counter() - start)
+            outcome = Outcome(path.name, impl, time.perf_counter() - start, executed=notebook)
         if save_dir is not None:
             save_dir.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, save_dir / path.name)

@@ -138,9 +138,12 @@ def plot_halves(
     (the words before the target) and the backward half (the words after it) tell of the
     sense. `baseline`, as in `plot_context_comparison`, is that of the whole vectors."""
     figure = Figure(figsize=(NOTEBOOK_WIDTH_IN, 3.8), layout="constrained")
-    for ax, (direction, comparison) in zip(figure.subplots(1, len(halves)), halves.items(),
-                                           strict=True):
+    axes = figure.subplots(1, len(halves))
+    for ax, (direction, comparison) in zip(axes, halves.items(), strict=True):
         _pooled_bars(ax, comparison, baseline, f"{direction} half of each layer")
+        ax.get_legend().remove()  # the panels share one legend: two ran into each other
+    figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3,
+                  fontsize=SMALL, frameon=False)
     return _saved(figure, path)
 
 

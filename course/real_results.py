@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from .plots import NOTEBOOK_WIDTH_IN, SMALL
 from .registry import BUILD_DIR, ROOT, shown
 
 REFERENCE_RESULTS = ROOT / "docs" / "results-real.json"
@@ -352,15 +353,15 @@ def _bars(ax, groups: list[tuple[str, str, np.ndarray]], lines: dict[str, np.nda
     ax.set_ylim(max(0.0, low - margin), min(1.0, high + margin))
     ax.set_xticks(x, [f"layer {k}" for k in LAYERS])
     ax.set_title(title, fontsize="medium")
-    ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
+    ax.legend(fontsize=SMALL, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
 
 
 def plot_layers(results: dict, path: Path | None = None) -> Figure:
     """Per layer, mean ± sd over seeds: the nearest-sense accuracy (synset, supersense) and
     the part-of-speech probe, pre-trained and untrained, with the learned mix and the
     baselines; the last panel sets layer 2 against layer 1 beside the paper."""
-    figure = Figure(figsize=(15, 5), layout="constrained")
-    axes = figure.subplots(1, 4)
+    figure = Figure(figsize=(NOTEBOOK_WIDTH_IN, 8.5), layout="constrained")  # a notebook's width
+    axes = figure.subplots(2, 2).ravel()
     for ax, label in zip(axes[:3], (*LABELS, "pos"), strict=True):
         def values(model: str, label: str = label) -> np.ndarray:
             return np.array([(pos(results, model, k) if label == "pos"
@@ -375,6 +376,7 @@ def plot_layers(results: dict, path: Path | None = None) -> Figure:
         _bars(ax, [("untrained biLM", "C7", values("untrained")),
                    ("pre-trained biLM", "C0", values("word"))], lines, LABEL_NAMES[label])
     axes[0].set_ylabel("test accuracy")
+    axes[2].set_ylabel("test accuracy")
     differences = [sense(results, "word", "synset", 2) - sense(results, "word", "synset", 1),
                    pos(results, "word", 2) - pos(results, "word", 1)]
     paper = [(PAPER["sense"]["layer 2"] - PAPER["sense"]["layer 1"]) / 100,
@@ -387,7 +389,7 @@ def plot_layers(results: dict, path: Path | None = None) -> Figure:
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(range(2), ["word sense", "part of speech"])
     ax.set_title("layer 2 minus layer 1", fontsize="medium")
-    ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.1))
+    ax.legend(fontsize=SMALL, loc="upper center", bbox_to_anchor=(0.5, -0.1))
     figure.suptitle(f"ELMo on WordNet's examples, mean ± sd over {len(results['seeds'])} "
                     "seeds")
     if path is not None:

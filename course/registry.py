@@ -32,6 +32,12 @@ RUNTIME_FILES = ("course.toml", "pytest.ini", "course/*.py", "course/*.mk", "cou
                  "course/*.json",
                  "tests/__init__.py", "tests/sections/*.py")
 
+# --- what a notebook prints -----------------------------------------------------------------
+# The widest line of a notebook's output, in characters: what the course book's column holds
+# without cutting it, as a notebook in Jupyter does beside a file browser. Readings wrap to
+# it (`course.notebook.fit`).
+OUTPUT_WIDTH = 88
+
 # --- environment variables ----------------------------------------------------------------
 IMPL_ENV_VAR = "ELMO_IMPL"  # the implementation under test (default: exercises)
 CACHE_ENV_VAR = "ELMO_CACHE_DIR"  # where pre-trained biLMs are kept; empty: nowhere

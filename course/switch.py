@@ -12,9 +12,10 @@ course's environment.
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
-from .registry import EXERCISES_DIR, ROOT
+from .registry import EXERCISES_DIR, OUTPUT_WIDTH, ROOT
 
 IMPL_VARIABLE = "ELMO_IMPL"  # the environment's switch, as for `make test`
 IMPL_FILE = ROOT / ".elmo-impl"  # the learner's own switch, ignored by git
@@ -34,7 +35,8 @@ def chosen_impl(impl: str | Path | None = None, announce: bool = True) -> str:
     else:
         chosen, why = EXERCISES_DIR.name, "the default"
     if announce:
-        print(f"These cells run {chosen}/ ({why}). To run another folder, write its name in "
-              f"the file {IMPL_FILE.name} at the course's root (or start Jupyter with "
-              f"{IMPL_VARIABLE}=<folder>), then restart the kernel.")
+        print(textwrap.fill(
+            f"These cells run {chosen}/ ({why}). To run another folder, write its name in "
+            f"the file {IMPL_FILE.name} at the course's root (or start Jupyter with "
+            f"{IMPL_VARIABLE}=<folder>), then restart the kernel.", OUTPUT_WIDTH))
     return chosen

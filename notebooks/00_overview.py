@@ -20,14 +20,14 @@
 # $$\sum_{k=1}^{N} \Big( \log p(t_k \mid t_1, \ldots, t_{k-1};
 #   \Theta_x, \overrightarrow{\Theta}_{LSTM}, \Theta_s)
 #   + \log p(t_k \mid t_{k+1}, \ldots, t_N;
-#   \Theta_x, \overleftarrow{\Theta}_{LSTM}, \Theta_s) \Big)$$
+#   \Theta_x, \overleftarrow{\Theta}_{LSTM}, \Theta_s) \Big)$$ (eq-objective)
 #
 # **Mixing the layers** (Sec. 3.2). For token $k$ the biLM gives $L + 1$ representations
 # $h_{k,j}$: the token itself ($j = 0$) and the states of each LSTM layer $j = 1..L$, both
 # directions side by side. A task collapses them into one vector with softmax-normalised
 # weights $s_j$ and a scale $\gamma$, all learned for that task:
 #
-# $$\mathrm{ELMo}_k = \gamma \sum_{j=0}^{L} s_j \, h_{k,j}$$
+# $$\mathrm{ELMo}_k = \gamma \sum_{j=0}^{L} s_j \, h_{k,j}$$ (eq-mix)
 #
 # ## The path through the sections
 #
@@ -54,12 +54,16 @@
 # notebook stops with `NotImplementedError: section <n> (...): ... is not implemented yet` at
 # the first cell that calls your code: that is where to start.
 #
-# Start Jupyter from the course's root folder (`jupyter lab` there), so that `exercises/`,
-# where you write, is one click away from `notebooks/`. Open your section's file in Lab's
-# editor beside its notebook: edit, save, then re-run the notebook's cells from the one that
-# first calls your code (Run > Run Selected Cell and All Below). No restart is needed: each
-# cell calls your functions as their file is now, and the cells that use a model make it
-# afresh from your code.
+# Start Jupyter with `make lab` in the course's root folder: it installs JupyterLab the
+# first time and starts it there, so that `exercises/`, where you write, is one click away
+# from `notebooks/`. Open your section's file in Lab's editor beside its notebook: edit,
+# save, then re-run the notebook's cells from the one that first calls your code (Run > Run
+# Selected Cell and All Below). No restart is needed: each cell calls your functions as
+# their file is now, and the cells that use a model make it afresh from your code.
+#
+# A reading's numbers are written into its sentences as ``{glue:text}`name` ``, the same
+# numbers its cells print above it; the course book shows each in its place, Jupyter its
+# name.
 #
 # The cell below is each notebook's switch, `IMPL`: the folder it runs, your `exercises/`
 # unless `$ELMO_IMPL` or the one-line file `.elmo-impl` at the course's root names another
@@ -109,10 +113,10 @@ else:
 # %% [markdown]
 # ## Summary
 #
-# * ELMo is a biLM's layers, mixed per task: pre-train once on raw text (sections 1-4),
-#   read every layer out (section 5), see what the layers know (section 6), and let a task
-#   choose its mix (section 7); then, as a bonus, build its token layer from characters
-#   (section 8).
+# * ELMo is a biLM's layers, mixed per task: pre-train once on raw text with the objective
+#   {eq}`eq-objective` (sections 1-4), read every layer out (section 5), see what the layers
+#   know (section 6), and let a task choose its mix {eq}`eq-mix` (section 7); then, as a
+#   bonus, build its token layer from characters (section 8).
 # * Each section's notebook runs your code from `exercises/` next to what it should show,
 #   and ends with the section's checks.
 #
@@ -135,7 +139,7 @@ import dataclasses
 
 from course import analysis
 from course import corpus as given_corpus
-from course.notebook import load_sections, pretrained_bilm
+from course.notebook import glue, load_sections, pretrained_bilm
 
 experiments = load_sections(IMPL, "context")
 
@@ -170,7 +174,12 @@ def sense_gap(model, word2idx, labels, word=None, half=None):
     else:
         comparison = experiments.context.compare_contexts(model, word2idx, labels)
     gap = comparison.select(True, word).mean(0) - comparison.select(False, word).mean(0)
-    return [round(float(g), 3) for g in gap]
+    return [float(g) for g in gap]
+
+
+def per_layer(values):
+    """Numbers per layer, in columns: '0.000  0.204  0.220'."""
+    return "  ".join(f"{v:6.3f}" for v in values)
 
 
 try:
@@ -192,33 +201,44 @@ if ready:
     model, word2idx = train([sentence for sentence, _, _ in mixed])
     bank = [label for label in given_corpus.SENSE_LABELS if label[1] == "bank"]
     mixed_bank = [label for label in mixed if label[1] == "bank"]
-    print(f"'{shared} ...' now opens both senses of 'bank'. Its sense gap per layer:")
+    print(f"'{shared} ...' now opens both senses of 'bank'. Its sense gap, layers 0 1 2:")
+    print(f"{'':16}{'the corpus as it is':<24}with the shared opening")
     for half in (None, "forward", "backward"):
         name = "whole vectors" if half is None else f"{half} half"
-        print(f"  {name:<14} the corpus as it is "
-              f"{sense_gap(baseline.model, baseline.word2idx, bank, 'bank', half)}   "
-              f"with the shared opening {sense_gap(model, word2idx, mixed_bank, 'bank', half)}")
+        before = sense_gap(baseline.model, baseline.word2idx, bank, "bank", half)
+        after = sense_gap(model, word2idx, mixed_bank, "bank", half)
+        print(f"  {name:<14}{per_layer(before)}    {per_layer(after)}")
+        glue(f"shared-{name.split()[0]}-kept", after[2] / before[2])
 
 # %% [markdown]
-# Reading: the lines say how much of the gap is left, whole and per half. The forward half
-# of each layer has read only the opening when it reaches "bank", the backward half only
-# "bank" and the ending: compare what each loses, and ask why a half that never reads the
-# shared opening can lose anything (hint: what did training have to make of "bank" in the
-# sentences whose opening no longer told the sense?). Try another word, or share an ending.
+# Reading: at layer 2, the whole vectors keep {glue:text}`shared-whole-kept:.0%` of their
+# gap, the forward half {glue:text}`shared-forward-kept:.0%` and the backward half
+# {glue:text}`shared-backward-kept:.0%`. The forward half of each layer has read only the
+# opening when it reaches "bank", the backward half only "bank" and the ending: compare
+# what each loses, and ask why a half that never reads the shared opening can lose anything
+# (hint: what did training have to make of "bank" in the sentences whose opening no longer
+# told the sense?). Try another word, or share an ending.
 
 # %%
 if ready:
-    for epochs in (None, 40):
-        model, word2idx = (baseline.model, baseline.word2idx) if epochs is None else train(
-            given_corpus.CORPUS, epochs)
+    print("epochs  training loss  held-out loss   held-out sense gap, layers 0 1 2")
+    for epochs in (experiments.pretrain.DEFAULT_RECIPE.epochs, 40):
+        model, word2idx = ((baseline.model, baseline.word2idx)
+                           if epochs == experiments.pretrain.DEFAULT_RECIPE.epochs
+                           else train(given_corpus.CORPUS, epochs))
         held_out_loss = experiments.pretrain.corpus_loss(model, given_corpus.HELDOUT, word2idx)
         train_loss = experiments.pretrain.corpus_loss(model, given_corpus.CORPUS, word2idx)
-        print(f"{epochs or experiments.pretrain.DEFAULT_RECIPE.epochs:>3} epochs: training "
-              f"loss {train_loss:.3f}, held-out loss {held_out_loss:.3f}, held-out sense gap "
-              f"{sense_gap(model, word2idx, given_corpus.HELDOUT_LABELS)}")
+        gap = sense_gap(model, word2idx, given_corpus.HELDOUT_LABELS)
+        print(f"{epochs:>6}  {train_loss:13.3f}  {held_out_loss:13.3f}   {per_layer(gap)}")
+        for name, value in (("train", train_loss), ("held-out", held_out_loss),
+                            ("gap", gap[2])):
+            glue(f"longer-{name}-{epochs}", value)
 
 # %% [markdown]
-# Reading: with four times the epochs the training loss goes on falling towards the
-# by-heart floor while the held-out loss rises: the biLM memorises which endings went with
-# which openings in training. Whether the held-out sense gap moves with it, the line above
-# says; try 20 or 80 epochs.
+# Reading: with four times the epochs the training loss goes on falling, from
+# {glue:text}`longer-train-10:.3f` to {glue:text}`longer-train-40:.3f`, towards the by-heart
+# floor, while the held-out loss rises from {glue:text}`longer-held-out-10:.3f` to
+# {glue:text}`longer-held-out-40:.3f`: the biLM memorises which endings went with which
+# openings in training. The held-out sense gap at layer 2 goes from
+# {glue:text}`longer-gap-10:.3f` to {glue:text}`longer-gap-40:.3f`, on one seed: try other
+# seeds before reading a direction into it, and 20 or 80 epochs.

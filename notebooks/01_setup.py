@@ -55,14 +55,21 @@ def draws():
     return random.random(), float(np.random.rand()), torch.rand(2).tolist()
 
 
+def as_text(drawn):
+    """One draw of each generator, to six decimals."""
+    python, numpy, from_torch = drawn
+    return (f"python {python:.6f}   numpy {numpy:.6f}   torch "
+            f"{', '.join(f'{x:.6f}' for x in from_torch)}")
+
+
 setup.set_seed(0)
 first = draws()
 setup.set_seed(0)
 again = draws()
 unseeded = draws()  # the control: no set_seed before it
-print("first:   ", first)
-print("again:   ", again)
-print("unseeded:", unseeded)
+print("first:    ", as_text(first))
+print("again:    ", as_text(again))
+print("unseeded: ", as_text(unseeded))
 print("first == again:", first == again, "  first == unseeded:", first == unseeded)
 
 # %% [markdown]
@@ -104,9 +111,9 @@ SEED = 2018
 setup.set_seed(SEED)
 mine = draws()
 setup.set_seed(SEED)
-print(f"seed {SEED}:     {mine}\nagain:         {draws()}")
+print(f"seed {SEED}:  {as_text(mine)}\nagain:      {as_text(draws())}")
 setup.set_seed(SEED + 1)
-print(f"seed {SEED + 1}:     {draws()}")
+print(f"seed {SEED + 1}:  {as_text(draws())}")
 
 # %% [markdown]
 # ## Summary

@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Section 2: the toy corpus and its vocabulary
 #
-# The paper pre-trains on the 1B Word Benchmark, about 800 million tokens (Sec. 3.4). Here
+# The paper pre-trains on the 1B Word Benchmark (Chelba et al. 2014), about 800 million
+# tokens (Sec. 3.4). Here
 # the corpus is built so that **context decides the sense** of four words, each with two
 # senses. For every sense there are four openings and four endings, and any opening, the
 # word and any ending of the same sense make a sentence:
@@ -43,7 +44,7 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 # %%
 from collections import Counter
 
-from course.notebook import load_sections, run_checks
+from course.notebook import load_sections, run_checks, say
 from course.registry import find_section
 
 SECTION = find_section("corpus")
@@ -60,11 +61,15 @@ corpus = sections.corpus
 # %%
 print(len(corpus.CORPUS), "training sentences,", len(corpus.HELDOUT), "held out,",
       len({w for sentence in corpus.CORPUS for w in sentence.split()}), "distinct words")
-print("training:", dict(Counter((w, s) for _, w, s in corpus.SENSE_LABELS)))
-print("held out:", dict(Counter((w, s) for _, w, s in corpus.HELDOUT_LABELS)))
+training = Counter((w, s) for _, w, s in corpus.SENSE_LABELS)
+held_out = Counter((w, s) for _, w, s in corpus.HELDOUT_LABELS)
+print(f"\n{'word':<7}{'sense':<11}{'training':>9}{'held out':>10}")
+for word, sense in training:
+    print(f"{word:<7}{sense:<11}{training[word, sense]:>9}{held_out[word, sense]:>10}")
 openings, endings = corpus.SENSE_PHRASES["bank", "river"]
-print("bank, river: openings", openings)
-print("             endings ", endings)
+print()
+say("bank, river, its openings: " + " | ".join(openings))
+say("bank, river, its endings: " + " | ".join(endings))
 
 # %% [markdown]
 # Reading: 12 training and 4 held-out sentences for each of the 8 senses, so same-sense and
@@ -91,7 +96,7 @@ corpus.tokenize("Turn RIGHT, at the river!")
 # %%
 word2idx, idx2word = corpus.build_vocab(corpus.CORPUS)
 print(len(word2idx), "entries; the first eight:")
-print({idx2word[i]: i for i in range(8)})
+print(", ".join(f"{idx2word[i]} {i}" for i in range(8)))
 held_out_words = {w for sentence in corpus.HELDOUT for w in corpus.tokenize(sentence)}
 print("words of the held-out sentences that training never saw:",
       sorted(held_out_words - set(word2idx)) or "none")

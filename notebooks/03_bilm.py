@@ -142,13 +142,18 @@ one = torch.tensor(corpus.encode("we walked along the bank by the water", word2i
                                  add_boundaries=True)).unsqueeze(1)
 other = one.clone()
 other[-2, 0] = word2idx["trees"]  # "... by the trees"
+def by_position(ids, moved, layers):
+    """A row per half: how far its states in `layers` moved at each position (T, 512)."""
+    print(f"largest change at each position, {layers}:")
+    print(f"{'':15}" + "".join(f"{word:>7}" for word in corpus.decode(ids, idx2word)))
+    for name, half in (("forward half", moved[..., :256]), ("backward half", moved[..., 256:])):
+        print(f"{name:<15}" + "".join(f"{float(x):7.3f}" for x in half.amax(-1)))
+
+
 model = new_model()
 with torch.no_grad():
     a, b = model(one).layers, model(other).layers
-print("largest change per position, forward half:",
-      [round(float(x), 4) for x in (a - b)[1:, :, 0, :256].abs().amax(dim=(0, 2))])
-print("largest change per position, backward half:",
-      [round(float(x), 4) for x in (a - b)[1:, :, 0, 256:].abs().amax(dim=(0, 2))])
+by_position(one[:, 0].tolist(), (a - b)[1:, :, 0].abs().amax(dim=0), "LSTM layers 1 and 2")
 
 # %% [markdown]
 # Reading: the forward half is exactly 0 at every position before the changed word and
@@ -159,6 +164,8 @@ print("largest change per position, backward half:",
 # "trees"), and each column says how far the top layer's state at position t moved.
 
 # %%
+# Figure (fig-no-peeking): How far the top layer's state at each position moves when one
+# token of the sentence changes, per direction: white is exactly 0.
 model = new_model()
 words = one[:, 0]
 forward_moved = torch.zeros(len(words), len(words))
@@ -173,11 +180,11 @@ with torch.no_grad():
 display(plots.plot_no_peeking(forward_moved.numpy(), backward_moved.numpy()))
 
 # %% [markdown]
-# Reading: the forward map is white (exactly 0) left of the diagonal: a forward state at t
-# never moves when a later token changes. The backward map is its mirror: white right of
-# the diagonal. On the diagonal both move: the state at t has read its own token, which is
-# why the forward LM predicts t+1 from it, never t. A peeking biLM would colour a white
-# triangle.
+# Reading: in {numref}`fig-no-peeking`, the forward map is white (exactly 0) left of the
+# diagonal: a forward state at t never moves when a later token changes. The backward map
+# is its mirror: white right of the diagonal. On the diagonal both move: the state at t has
+# read its own token, which is why the forward LM predicts t+1 from it, never t. A peeking
+# biLM would colour a white triangle.
 #
 # ## Playground
 #
@@ -196,9 +203,7 @@ other = mine.clone()
 other[playground.position(sections, sentence, changed_word) + 1, 0] = word2idx["trees"]
 with torch.no_grad():
     moved = (model(mine).layers[-1, :, 0] - model(other).layers[-1, :, 0]).abs()
-for name, half in (("forward", moved[:, :256]), ("backward", moved[:, 256:])):
-    print(f"{name:<8} half, largest change per position:",
-          [round(float(x), 3) for x in half.amax(-1)])
+by_position(mine[:, 0].tolist(), moved, "layer 2")
 
 # %% [markdown]
 # ## Summary

@@ -7,13 +7,14 @@
 # $$\sum_{k=1}^{N} \Big( \log p(t_k \mid t_1, \ldots, t_{k-1};
 #   \Theta_x, \overrightarrow{\Theta}_{LSTM}, \Theta_s)
 #   + \log p(t_k \mid t_{k+1}, \ldots, t_N;
-#   \Theta_x, \overleftarrow{\Theta}_{LSTM}, \Theta_s) \Big)$$
+#   \Theta_x, \overleftarrow{\Theta}_{LSTM}, \Theta_s) \Big)$$ (eq-log-likelihood)
 #
 # The token representation $\Theta_x$ and the softmax $\Theta_s$ serve both directions
 # (here each direction has its own output projection); only the LSTMs differ. Maximising
-# the log likelihood is minimising the cross-entropy, so the loss you write is
+# the log likelihood {eq}`eq-log-likelihood` is minimising the cross-entropy, so the loss you
+# write is
 #
-# $$\mathcal{L} = \mathrm{CE}_{\text{forward}} + \mathrm{CE}_{\text{backward}}$$
+# $$\mathcal{L} = \mathrm{CE}_{\text{forward}} + \mathrm{CE}_{\text{backward}}$$ (eq-loss)
 #
 # where the forward logits at position $t$ are scored against token $t + 1$, the backward
 # logits at $t$ against token $t - 1$, each averaged over the real target tokens of the
@@ -35,7 +36,8 @@ from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
 from course import analysis, playground, plots
-from course.notebook import each_epoch_on, load_sections, run_checks
+from course.notebook import each_epoch_on, glue, load_sections, run_checks, say
+from course.reference_targets import NUMBERS, SUMMARY
 from course.registry import find_section
 
 set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
@@ -63,7 +65,8 @@ def untrained_model():
 # <details><summary>Answer</summary>
 #
 # Each direction's cross-entropy is near $\ln V$ (the surprise of a uniform guess among $V$),
-# so the loss, their sum, is near $2 \ln V$: about 9.6 for 120 entries.
+# so the loss {eq}`eq-loss`, their sum, is near $2 \ln V$: about
+# {glue:text}`two-ln-v:.1f` for the vocabulary's {glue:text}`vocabulary` entries.
 # </details>
 
 # %% tags=["first-call"]
@@ -76,6 +79,8 @@ model = untrained_model()
 with torch.no_grad():
     loss = pretrain.bilm_loss(model(ids, lengths), ids, lengths)
 print(f"loss of the untrained biLM: {float(loss):.3f}   2 ln V = {2 * math.log(len(word2idx)):.3f}")
+glue("two-ln-v", 2 * math.log(len(word2idx)))
+glue("vocabulary", len(word2idx))
 
 # %% [markdown]
 # Reading: within a few hundredths of $2 \ln V$. Far above it would mean padding counted as
@@ -132,13 +137,16 @@ print(f"after {len(history)} epochs: training loss {history[-1]:.3f}, held-out l
 # <details><summary>Answer</summary>
 #
 # The training loss ends a little above the phrases' floor, short of the by-heart floor:
-# ten epochs teach the phrases, not yet the sentences. The held-out loss ends higher, about
-# 0.3 above the floor: the biLM has begun to prefer the endings it saw with each opening.
-# Train for longer and the training loss creeps towards the by-heart floor while the
-# held-out loss rises: that is memorising, which is why the recipe stops at 10 epochs.
+# ten epochs teach the phrases, not yet the sentences. The held-out loss ends higher,
+# {glue:text}`held-out-above-floor:.2f` above its floor: the biLM has begun to prefer the
+# endings it saw with each opening. Train for longer and the training loss creeps towards
+# the by-heart floor while the held-out loss rises: that is memorising, which is why the
+# recipe stops at 10 epochs.
 # </details>
 
 # %%
+# Figure (fig-loss-curve): The loss per epoch (0: before training), on the training and the
+# held-out sentences, against the floors; left the whole run, right its last epochs.
 with torch.no_grad():
     before = untrained_model()
     held_out_before = pretrain.corpus_loss(before, corpus.HELDOUT, word2idx)
@@ -148,24 +156,38 @@ display(plots.plot_loss_curve(
     {"the phrases": phrases, "the sentences by heart": by_heart}, phrases_held_out,
     2 * math.log(len(word2idx))))
 gap = held_out - phrases_held_out
-print(f"after {len(history)} epochs: training loss {history[-1]:.3f} against its floors "
-      f"{phrases:.3f} (the phrases) and {by_heart:.3f} (by heart); held-out loss "
-      f"{held_out:.3f}, {gap:.3f} above its floor {phrases_held_out:.3f}")
+say(f"after {len(history)} epochs: training loss {history[-1]:.3f} against its floors "
+    f"{phrases:.3f} (the phrases) and {by_heart:.3f} (by heart); held-out loss "
+    f"{held_out:.3f}, {gap:.3f} above its floor {phrases_held_out:.3f}")
+glue("held-out-above-floor", gap)
+glue("train-above-floor", history[-1] - phrases)
+if len(held_out_history) == len(history):
+    lowest = min(range(len(history)), key=held_out_history.__getitem__)
+    glue("held-out-lowest", held_out_history[lowest])
+    glue("held-out-lowest-epoch", lowest + 1)
+    glue("held-out-last", held_out_history[-1])
+glue("train-loss-over-seeds", NUMBERS["word"]["trained"]["train_loss"])
+glue("seeds", SUMMARY["seeds"])
 
 # %% [markdown]
-# Reading: on the left, the loss falls from $2 \ln V$ to near the floors in the first
-# epochs, and the rest of the run is a thin line along them. The right panel zooms on the
-# last epochs, where the story is: the training loss approaches the phrases' floor (what
-# the biLM has still to learn of the language is its distance to it), while the held-out
-# loss levels off above its own floor: its distance above the training loss is what the
-# biLM has learnt of the particular sentences instead of the language. The printed line
-# gives this run's numbers.
+# Reading: on the left of {numref}`fig-loss-curve`, the loss falls from $2 \ln V$ to near
+# the floors in the first epochs, and the rest of the run is a thin line along them. The
+# right panel zooms on the last epochs, where the story is. The training loss approaches
+# the phrases' floor and ends {glue:text}`train-above-floor:.3f` above it: what the biLM has
+# still to learn of the language. The held-out loss is lowest after epoch
+# {glue:text}`held-out-lowest-epoch`, at {glue:text}`held-out-lowest:.3f`, and ends the run
+# at {glue:text}`held-out-last:.3f`, {glue:text}`held-out-above-floor:.3f` above its own
+# floor: where it rises while the training loss still falls, the biLM is learning its
+# particular sentences instead of the language. Over the reference's
+# {glue:text}`seeds` seeds the training loss ends at {glue:text}`train-loss-over-seeds:.3f`
+# on average.
 #
 # ## What it learned
 #
 # Around every word of a sentence, the backward LM's most likely previous words (left) and
-# the forward LM's most likely next words (right), with their probabilities
-# (`top_predictions`, given in `course.analysis`).
+# the forward LM's most likely next words (right), with their probabilities, a guess under
+# half a percent left out (`top_predictions` and `predictions_table`, given in
+# `course.analysis`).
 
 # %%
 print(analysis.predictions_table(analysis.top_predictions(

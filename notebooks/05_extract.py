@@ -6,7 +6,8 @@
 # (Peters et al. 2018, eq. 2):
 #
 # $$R_k = \{\, x_k^{LM}, \overrightarrow{h}_{k,j}^{LM}, \overleftarrow{h}_{k,j}^{LM}
-#   \mid j = 1, \ldots, L \,\} = \{\, h_{k,j}^{LM} \mid j = 0, \ldots, L \,\}$$
+#   \mid j = 1, \ldots, L \,\}
+#   = \{\, h_{k,j}^{LM} \mid j = 0, \ldots, L \,\}$$ (eq-representations)
 #
 # with $h_{k,0}^{LM}$ the token layer and
 # $h_{k,j}^{LM} = [\overrightarrow{h}_{k,j}^{LM}; \overleftarrow{h}_{k,j}^{LM}]$ for the LSTM
@@ -34,7 +35,7 @@ import torch
 from torch.nn import functional as F
 
 from course import playground
-from course.notebook import load_sections, pretrained_bilm, run_checks
+from course.notebook import load_sections, pretrained_bilm, run_checks, say
 from course.registry import find_section
 
 SECTION = find_section("extract")
@@ -66,8 +67,8 @@ with torch.no_grad():
     vocabulary = trained.model(everything).layers[0, 0]  # (V, 512): layer 0 of each entry
 decoded = [trained.idx2word[int((vocabulary - row).abs().sum(-1).argmin())]
            for row in embeddings[0]]
-print("the sentence:", sentence.split())
-print("decoded:     ", decoded)
+print("the sentence:", sentence)
+print("decoded:     ", " ".join(decoded))
 print("equal:", decoded == sentence.split())
 
 # %% [markdown]
@@ -131,14 +132,15 @@ print(playground.reading(sections, mine, trained.word2idx))
 yours, theirs = extract.get_elmo_embeddings(trained.model, [mine, river], trained.word2idx)
 cosines = F.cosine_similarity(yours[:, playground.position(sections, mine, word)],
                               theirs[:, playground.position(sections, river, word)], dim=-1)
-print(f"cosine of {word!r} here and in {river!r}, per layer:",
-      [round(float(c), 3) for c in cosines])
+say(f"cosine of {word!r} here and in {river!r}, layers 0 1 2: "
+    + "  ".join(f"{float(c):.3f}" for c in cosines))
 
 # %% [markdown]
 # ## Summary
 #
-# * Each word gets three 512-d vectors: layer 0 the word alone, layers 1 and 2 the word in
-#   its sentence, forward and backward halves side by side.
+# * Each word gets three 512-d vectors, its representations {eq}`eq-representations`:
+#   layer 0 the word alone, layers 1 and 2 the word in its sentence, forward and backward
+#   halves side by side.
 # * Reading out is deterministic: the same sentence gives the same vectors, alone or in a
 #   batch.
 #

@@ -4,7 +4,7 @@
 # Sections 2-7 give each of the corpus's 116 words an embedding of its own, and every other
 # word, *banks*, *riverbank*, a typo, the one vector of `<unk>`. ELMo has no unknown words:
 # its layer 0 is built from the token's **characters** (Peters et al. 2018, Sec. 3.4;
-# AllenNLP's `_ElmoCharacterEncoder`):
+# AllenNLP's `_ElmoCharacterEncoder`, Gardner et al. 2018):
 #
 # ```
 # word ──characters──> [BOW, c_1 .. c_n, EOW, PAD ...]      (C,)
@@ -26,7 +26,8 @@
 # A **highway layer** (Srivastava et al. 2015) lets the network choose, feature by feature,
 # between carrying its input and transforming it:
 #
-# $$[f; g] = A x + b, \qquad t = \sigma(g), \qquad y = t \odot x + (1 - t) \odot \mathrm{relu}(f),$$
+# $$[f; g] = A x + b, \qquad t = \sigma(g),
+#   \qquad y = t \odot x + (1 - t) \odot \mathrm{relu}(f),$$ (eq-highway)
 #
 # with the gate's bias starting at 1 so that a new layer mostly carries ($\sigma(1) = 0.73$).
 #
@@ -44,7 +45,8 @@ from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
 from course import analysis, playground, plots
-from course.notebook import load_sections, pretrained_bilm, run_checks
+from course.notebook import glue, load_sections, pretrained_bilm, run_checks, say
+from course.reference_targets import SUMMARY
 from course.registry import find_section
 
 set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
@@ -66,17 +68,18 @@ context = sections.context
 # cell stops with its NotImplementedError. After each edit, save the file, then re-run
 # this cell and the cells below it (Run > Run Selected Cell and All Below): no restart.
 for word in ("bank", "<s>", "naïve", "internationalisation"):
-    print(f"{word!r:24} {char_encoder.char_ids(word)}")
+    print(f"{word!r:22} " + " ".join(f"{i:3}" for i in char_encoder.char_ids(word)))
 
 # %% [markdown]
-# Reading: `bank` is `[1, 103, 102, 115, 112, 2, 0, ...]` (b is byte 98, plus 5); `<s>` is
-# `[1, 3, 2, 0, ...]`; `ï` takes two ids; the long word keeps its first 14 bytes and
-# still ends with EOW (2).
+# Reading: `bank` is `1 103 102 115 112 2 0 ...` (b is byte 98, plus 5); `<s>` is
+# `1 3 2 0 ...`; `ï` takes two ids; the long word keeps its first 14 bytes and still ends
+# with EOW (2).
 #
 # ## The highway's two limits
 #
-# With the gate's bias far positive the gate is 1 and a layer gives its input back; far
-# negative, the gate is 0 and it gives relu(f). At its starting bias of 1 it lies between.
+# With the gate's bias far positive the gate $t$ of {eq}`eq-highway` is 1 and a layer gives
+# its input back; far negative, the gate is 0 and it gives relu(f). At its starting bias of
+# 1 it lies between.
 
 # %%
 torch.manual_seed(0)
@@ -121,15 +124,18 @@ with torch.no_grad():
 # %%
 trained_word = pretrained_bilm(sections)
 trained_char = pretrained_bilm(sections, characters=True)
+candidates = len([w for w in trained_word.word2idx if w not in corpus.SPECIAL_TOKENS])
+glue("candidates", candidates)
+glue("chance-rank", (candidates + 1) / 2)
 floor = analysis.entropy_floor(sections, corpus.CORPUS + corpus.HELDOUT, corpus.CORPUS)
 for name, trained in (("word biLM", trained_word), ("character biLM", trained_char)):
     heldout = pretrain.corpus_loss(trained.model, corpus.HELDOUT, trained.word2idx)
     token_layer = sum(p.numel() for p in (trained.model.embedding.parameters()))
     token_layer += sum(p.numel() for p in trained.model.token_projection.parameters())
     total = sum(p.numel() for p in trained.model.parameters())
-    print(f"{name:15} {len(trained.history)} epochs: training loss {trained.history[-1]:.3f}, "
-          f"held-out {heldout:.3f} (floor {floor:.3f}); {token_layer:,} parameters in its "
-          f"token layer, {total:,} in all")
+    say(f"{name:15} {len(trained.history)} epochs: training loss {trained.history[-1]:.3f}, "
+        f"held-out {heldout:.3f} (floor {floor:.3f}); {token_layer:,} parameters in its "
+        f"token layer, {total:,} in all")
 
 # %% [markdown]
 # Reading: both end near the floor on the training sentences and about as far above it on
@@ -145,7 +151,7 @@ for name, trained in (("word biLM", trained_word), ("character biLM", trained_ch
 # of layer 0, each vector centred by the vocabulary's mean (`analysis.nearest_relatives`).
 # Three models: the word biLM (an unseen word is `<unk>`), a character biLM that has not
 # been trained (what spelling alone gives), and the trained one. Chance puts the relative
-# at rank 58.5 of 116 on average.
+# at rank {glue:text}`chance-rank:.1f` of {glue:text}`candidates` on average.
 #
 # **Predict**: will training move the relatives closer, or is spelling enough?
 #
@@ -159,6 +165,8 @@ for name, trained in (("word biLM", trained_word), ("character biLM", trained_ch
 # </details>
 
 # %%
+# Figure (fig-relative-ranks): Where each word the corpus lacks ranks its relative, for the
+# word biLM, an untrained character biLM and the trained one, against chance (dashed).
 torch.manual_seed(0)
 untrained = char_encoder.CharBiLM(trained_word.idx2word).eval()
 models = {"word biLM": trained_word.model, "untrained character biLM": untrained,
@@ -173,7 +181,8 @@ for name, model in models.items():
 display(plots.plot_relative_ranks(ranked, (found[0].candidates + 1) / 2))
 
 # %% [markdown]
-# Reading, against chance (the dashed line): the word biLM has one ranking for every query,
+# Reading, against chance (the dashed line of {numref}`fig-relative-ranks`): the word biLM
+# has one ranking for every query,
 # `<unk>`'s, and its mean rank is near chance. Both character models put half of the
 # relatives first or more, the untrained one a few more than the trained one; *played* is
 # nearer to *walked* (the same ending) than to *play* in both, and *riverbank* finds
@@ -188,18 +197,26 @@ display(plots.plot_relative_ranks(ranked, (found[0].candidates + 1) / 2))
 # side for the two biLMs, on the training sentences.
 
 # %%
+print(f"{'':16}{'gap, layers 0 1 2':<25}two different words, layers 0 1 2")
 for name, trained in (("word biLM", trained_word), ("character biLM", trained_char)):
     comparison = context.compare_contexts(trained.model, trained.word2idx)
     baseline = analysis.anisotropy_baseline(sections, trained.model, trained.word2idx)
     gap = comparison.select(True).mean(0) - comparison.select(False).mean(0)
-    print(f"{name:15} gap per layer {[round(g, 3) for g in gap.tolist()]}, "
-          f"two different words {[round(b, 3) for b in baseline.tolist()]}")
+    print(f"{name:<16}" + "".join(f"{g:7.3f}" for g in gap.tolist()) + "    "
+          + "".join(f"{b:7.3f}" for b in baseline.tolist()))
+for layer in (1, 2):
+    reading = SUMMARY["targets"][f"character biLM, held-out: pooled gap >= 0.1 at layer {layer}"]
+    glue(f"char-gap-{layer}", reading["trained"])
+glue("seeds", SUMMARY["seeds"])
 
 # %% [markdown]
-# Reading: layer 0 has no gap in either model, by construction; layers 1 and 2 tell the
-# senses apart in both, by well over the 0.1 that counts, the character biLM by somewhat
-# less. Its vectors are more alike to begin with: two different words have a cosine well
-# above the word biLM's at every layer (its layer 0 shares the spelling's n-grams).
+# Reading: layer 0 has no gap in either model, by construction; on this seed's training
+# sentences layers 1 and 2 tell the senses apart in both, the character biLM by somewhat
+# less. Over the reference's {glue:text}`seeds` seeds, the character biLM's gap on
+# held-out sentences reaches the 0.1 that counts on {glue:text}`char-gap-1` seeds at layer
+# 1 and {glue:text}`char-gap-2` at layer 2. Its vectors are more alike to begin with: two
+# different words have a cosine well above the word biLM's at every layer (its layer 0
+# shares the spelling's n-grams).
 #
 # Section 7's word-class task scores a probe on word *types* it never saw. For layer 0 of a
 # word biLM an unseen type is just another vector it knows nothing of; a character layer
@@ -210,13 +227,18 @@ for name, model in models.items():
     task = analysis.word_class_task(sections, model, trained_word.word2idx)
     accuracy, _ = analysis.cross_validate(sections, task, [0], seed=0)
     print(f"{name:25} layer 0: {accuracy:.3f} (chance {task.chance:.3f}, n = {len(task.labels)})")
+spelling = SUMMARY["targets"]["character biLM: its layer-0 word-class probe beats the word biLM's"]
+for field in ("trained", "untrained", "verdict"):
+    glue(f"spelling-{field}", spelling[field])
 
 # %% [markdown]
-# Reading: the word biLM's layer 0 scores about chance, the character biLM's well above
-# it; the untrained character CNN lies between: spelling alone says something of a word's
-# class (*-s*, *-ed*), and pre-training makes more of it. These are one seed's numbers;
-# the course measures all of it over ten seeds, every probe and the learned mix included,
-# and the character biLM's layer 0 beats the word biLM's on most of them.
+# Reading: on this seed the word biLM's layer 0 scores about chance, the character biLM's
+# well above it, and the untrained character CNN lies between: spelling alone says
+# something of a word's class (*-s*, *-ed*). Whether pre-training adds to it, one seed
+# cannot say. Over the reference's {glue:text}`seeds` seeds, the character biLM's layer-0
+# probe beats the word biLM's on {glue:text}`spelling-trained` pre-trained character biLMs
+# and on {glue:text}`spelling-untrained` untrained ones: the verdict is
+# "{glue:text}`spelling-verdict`", the spelling, not pre-training.
 #
 # ## Playground
 #
@@ -226,10 +248,10 @@ for name, model in models.items():
 
 # %%
 for typed in ("Banks", "rivver", "watching", "teacher's", "zebra"):
-    print(playground.nearest_words(sections, trained_char.model, trained_word.word2idx,
-                                   typed, spelling=True), "   character biLM")
-    print(playground.nearest_words(sections, trained_word.model, trained_word.word2idx,
-                                   typed), "   word biLM")
+    say("character biLM  " + playground.nearest_words(
+        sections, trained_char.model, trained_word.word2idx, typed, spelling=True))
+    say("word biLM       " + playground.nearest_words(
+        sections, trained_word.model, trained_word.word2idx, typed))
 
 # %% [markdown]
 # ## Summary
@@ -240,7 +262,7 @@ for typed in ("Banks", "rivver", "watching", "teacher's", "zebra"):
 #   between carrying and transforming, and starts by carrying.
 # * Swapped in for the word embedding, it leaves the biLM, its training and every analysis
 #   unchanged; its layer 0 tells the class of unseen word types better than a word
-#   embedding can.
+#   embedding can, trained or not: that is the spelling's doing, not pre-training's.
 #
 # ## Try
 #

@@ -30,14 +30,18 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 from collections import Counter
 
 from IPython.display import Markdown, display
+from matplotlib_inline.backend_inline import set_matplotlib_formats
 
 from course import real_english, real_results
+from course.notebook import say
 from course.registry import shown
+
+set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
 
 examples = real_english.read_examples()
 definitions = real_english.definitions()
 pool = real_english.sense_pool(examples)
-print(f"{len(definitions):,} definitions; {len(examples):,} examples whose word stands "
+say(f"{len(definitions):,} definitions; {len(examples):,} examples whose word stands "
       f"in them; {len(pool):,} of them are of the {len({(e.lemma, e.pos) for e in pool}):,} "
       "lemmas (with their part of speech) whose examples show two senses or more")
 print(Counter(e.pos for e in examples).most_common())
@@ -52,9 +56,9 @@ print(Counter(e.pos for e in examples).most_common())
 
 # %%
 for example in [e for e in examples if e.lemma == "bank" and e.pos == "noun"][:6]:
-    print(f"{example.synset:22} {example.supersense:18} sense {example.sense}: "
-          f"{example.sentence}")
-    print(f"{'':22} {definitions[example.synset]}")
+    say(f"{example.synset:22} {example.supersense:18} sense {example.sense}: "
+        f"{example.sentence}")
+    say(f"{'':22} {definitions[example.synset]}")
 
 # %% [markdown]
 # ## The reference's results
@@ -68,6 +72,10 @@ for example in [e for e in examples if e.lemma == "bank" and e.pos == "noun"][:6
 reference = real_results.load()
 for name in ("real_sense", "real_pos", "real_layers"):
     display(Markdown(real_results.TABLES[name](reference)))
+
+# %%
+# Figure (fig-real-layers): The reference's readings per layer, mean ± sd over its seeds,
+# pre-trained and untrained, with the baselines; the last panel beside the paper's.
 display(real_results.plot_layers(reference))
 
 # %% [markdown]
@@ -101,14 +109,14 @@ else:
     sections = real_english.sections_of(IMPL)
     read = real_english.reader(sections)
     bank = real_english.example_bank(sections, read)
-    print(f"{read.source}: vocabulary {len(read.corpus.word2idx):,}; {len(bank.examples):,} "
-          "examples to search")
+    say(f"{read.source}: vocabulary {len(read.corpus.word2idx):,}; {len(bank.examples):,} "
+        "examples to search")
 
 # %%
 SENTENCE = "we sat on the bank and watched the river"
 WORD = "bank"
 if read is not None:
-    print(real_english.nearest_to(sections, read, bank, SENTENCE, WORD, k=4))
+    say(real_english.nearest_to(sections, read, bank, SENTENCE, WORD, k=4))
 
 # %% [markdown]
 # Reading: at layer 0 every example of the same word form is equally near (one vector per

@@ -30,6 +30,7 @@ gives tags); jupytext reads it. What jupytext does not do is done here:
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,28 @@ from course.switch import chosen_impl
 IMPL = chosen_impl(IMPL)  # the folder these cells run: see the first cell"""
 # Its source is folded away in Jupyter (JupyterLab, Notebook 7, VS Code): it is plumbing.
 ROOT_CELL_METADATA = {"jupyter": {"source_hidden": True}}
+# A cell that draws a figure opens with its name and caption, as a comment that Jupyter
+# shows above the code: `# Figure (fig-loss): The loss per epoch ...`, the caption going on
+# over the comment lines that follow. The notebook keeps them as myst-nb's cell option, with
+# which the course book shows the figure numbered and captioned, and the prose cites it as
+# {numref}`fig-loss`.
+FIGURE_KEY = "mystnb"
+FIGURE_LINE = re.compile(r"# Figure \((?P<name>fig-[a-z0-9-]+)\): (?P<caption>.+)")
+
+
+def figure_of(source: str) -> tuple[dict, int] | None:
+    """({"name", "caption"}, how many comment lines hold them) of a cell whose source opens
+    with `# Figure (fig-name): caption`; None for any other."""
+    lines = source.splitlines()
+    match = FIGURE_LINE.fullmatch(lines[0]) if lines else None
+    if match is None:
+        return None
+    caption = [match["caption"]]
+    for line in lines[1:]:
+        if not line.startswith("# "):
+            break
+        caption.append(line[2:])
+    return {"name": match["name"], "caption": " ".join(caption)}, len(caption)
 
 
 def build_notebook(source: Path) -> nbformat.NotebookNode:
@@ -100,7 +123,9 @@ def build_notebook(source: Path) -> nbformat.NotebookNode:
         tags = cell.metadata.get("tags", [])
         make = nbformat.v4.new_markdown_cell if cell.cell_type == "markdown" else (
             nbformat.v4.new_code_cell)
+        figure = figure_of(cell.source) if cell.cell_type == "code" else None
         metadata = {**({"tags": tags} if tags else {}),
+                    **({FIGURE_KEY: {"figure": figure[0]}} if figure else {}),
                     **(ROOT_CELL_METADATA if cell.source == ROOT_CELL else {})}
         built.append(make(cell.source, metadata=metadata,
                           id=f"cell-{index:02d}"))  # stable ids: a rebuild changes nothing
@@ -116,18 +141,21 @@ def _unrun(notebook: nbformat.NotebookNode) -> list[tuple]:
     """What a notebook says, without what running or saving it adds: outputs, and the
     parameters cell's value, which a headless run or a learner may set."""
     return [(c.cell_type, "" if PARAMETERS_TAG in c.metadata.get("tags", []) else c.source,
-             c.metadata.get("tags", [])) for c in notebook.cells]
+             c.metadata.get("tags", []), c.metadata.get(FIGURE_KEY)) for c in notebook.cells]
+
+
+def committed_text(path: Path) -> str:
+    """The file at `path` as git's index holds it (what a commit would record), or as it is
+    where git does not track it: a notebook saved from Jupyter with its outputs is judged by
+    what is committed, never by what the learner's save wrote."""
+    shown_in_git = subprocess.run(["git", "show", f":./{path.name}"], cwd=path.parent,
+                                  capture_output=True, text=True)
+    return shown_in_git.stdout if shown_in_git.returncode == 0 else path.read_text()
 
 
 def committed(path: Path) -> nbformat.NotebookNode:
-    """The notebook at `path` as git's index holds it (what a commit would record), or as the
-    file is where git does not track it: a notebook saved from Jupyter with its outputs is
-    judged by what is committed, never by what the learner's save wrote."""
-    shown_in_git = subprocess.run(["git", "show", f":./{path.name}"], cwd=path.parent,
-                                  capture_output=True, text=True)
-    if shown_in_git.returncode == 0:
-        return nbformat.reads(shown_in_git.stdout, as_version=4)
-    return nbformat.read(path, as_version=4)
+    """The notebook at `path` as committed (`committed_text`)."""
+    return nbformat.reads(committed_text(path), as_version=4)
 
 
 def bare_problems(directory: Path = NOTEBOOKS_DIR) -> list[str]:
@@ -179,9 +207,22 @@ def stale(directory: Path = NOTEBOOKS_DIR) -> list[str]:
             problems.append(f"{shown(target)} differs from what {source.name} builds (its "
                             "cells were edited?): run `make notebooks`")
     known = {target.name for _, target in _pairs(directory)}
+    tracked = _tracked(directory)
     problems += [f"{shown(path)} has no place in the registry: rename or remove it"
-                 for path in sorted(directory.glob("*.ipynb")) if path.name not in known]
+                 for path in sorted(directory.glob("*.ipynb")) if path.name not in known
+                 and (tracked is None or path.name in tracked)]
     return problems
+
+
+def _tracked(directory: Path) -> set[str] | None:
+    """The names of the notebooks in `directory` that git tracks; None outside a repository.
+    A learner's own copy (Jupyter's "Duplicate", saved with its outputs) is not the course's
+    until it is added."""
+    listed = subprocess.run(["git", "ls-files", "--", "*.ipynb"], cwd=directory,
+                            capture_output=True, text=True)
+    if listed.returncode != 0:
+        return None
+    return {Path(line).name for line in listed.stdout.splitlines()}
 
 
 def problems(outcome: Outcome, stubs: bool, directory: Path = NOTEBOOKS_DIR) -> list[str]:

@@ -30,7 +30,8 @@ from .exercises import generate, leaks
 
 TEMPLATES = Path(__file__).parent / "handout"
 DEFAULT_OUT = BUILD_DIR / "handout"
-SHIPPED = (*RUNTIME_FILES, "notebooks/*.ipynb", "requirements/learner.lock", ".gitignore",
+SHIPPED = (*RUNTIME_FILES, "notebooks/*.ipynb", "requirements/learner.lock",
+           "requirements/lab.lock", ".gitignore",
            "data/wordnet/*.gz", "data/wordnet/LICENSE")
 # What a learner's handout never speaks of: the reference, and the maintainers' commands and
 # files, none of which it holds.

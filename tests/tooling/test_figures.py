@@ -209,3 +209,16 @@ def test_legends_sit_off_the_data(comparison, baseline):
         legend, data = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(
             renderer)
         assert legend.y1 <= data.y0, f"{ax.get_title()}: the legend overlaps the data"
+
+
+def test_the_halves_share_one_legend_below_both_panels(trained, baseline):
+    halves = analysis.compare_halves(REFERENCE, trained.model, trained.word2idx)
+    figure = plots.plot_halves(halves, baseline)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    assert [ax.get_legend() for ax in figure.axes] == [None, None] and len(figure.legends) == 1
+    legend = figure.legends[0].get_window_extent(renderer)
+    assert all(legend.y1 <= ax.get_window_extent(renderer).y0 for ax in figure.axes), (
+        "the legend sits below both panels, off their data")

@@ -1,6 +1,9 @@
 """The companion notebooks: sources parse, notebooks are fresh and bare, and they run both
-ways: through on the reference, and on the pristine stubs up to their first call only."""
+ways: through on the reference, and on the pristine stubs up to their first call only; the
+course book is built from the run on the reference and read in a browser."""
 
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +16,7 @@ from course import notebook as notebooks
 from course import switch
 from course.notebook import PARAMETERS_TAG, Outcome
 from course.registry import NOTEBOOKS_DIR, ROOT, SECTIONS, find_section
+from tools import book
 from tools import notebooks as tools_notebooks
 from tools.notebooks import FIRST_CALL_TAG
 
@@ -37,7 +41,15 @@ print(x)
 
 
 def read(name: str) -> nbformat.NotebookNode:
-    return nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
+    """The notebook as committed: a learner's save (outputs, metadata) changes nothing here."""
+    return tools_notebooks.committed(NOTEBOOKS_DIR / name)
+
+
+def copy_committed(folder: Path) -> None:
+    """Every notebook and its source into `folder` as committed, not as a save in Jupyter
+    left the working tree (its outputs and its switch are the learner's)."""
+    for path in [*NOTEBOOKS_DIR.glob("*.py"), *NOTEBOOKS_DIR.glob("*.ipynb")]:
+        (folder / path.name).write_text(tools_notebooks.committed_text(path))
 
 
 def test_a_source_gives_its_cells_with_tags_and_the_root_cell(tmp_path):
@@ -86,8 +98,7 @@ def test_saving_a_notebook_with_outputs_and_another_switch_fails_no_check(tmp_pa
         pytest.skip("no git here")
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    for path in [*NOTEBOOKS_DIR.glob("*.py"), *NOTEBOOKS_DIR.glob("*.ipynb")]:
-        shutil.copy(path, folder)
+    copy_committed(folder)
     _git(tmp_path, "init", "-q")
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-q", "-m", "bare")
@@ -108,12 +119,16 @@ def test_saving_a_notebook_with_outputs_and_another_switch_fails_no_check(tmp_pa
                                        "language": "python"}
     notebook.metadata["language_info"] = {"name": "python", "version": "3.11.7"}
     nbformat.write(notebook, saved)
+    nbformat.write(notebook, folder / "03_bilm-Copy1.ipynb")  # Jupyter's "Duplicate", saved
     assert tools_notebooks.stale(folder) == [], "check-notebooks passes after a save"
     assert tools_notebooks.bare_problems(folder) == [], "the committed notebook is still bare"
-    _git(tmp_path, "add", ".")
+    _git(tmp_path, "add", str(saved.relative_to(tmp_path)))
     found = tools_notebooks.bare_problems(folder)
     assert len(found) == 2 and all(saved.name in line for line in found), (
         f"adding the saved notebook is found, outputs and switch: {found}")
+    _git(tmp_path, "add", ".")
+    assert "03_bilm-Copy1.ipynb has no place" in "\n".join(tools_notebooks.stale(folder)), (
+        "a copy that is added to the course is found")
 
 
 def test_each_section_notebook_loads_and_checks_its_own_section():
@@ -130,8 +145,7 @@ def test_each_section_notebook_loads_and_checks_its_own_section():
 
 
 def test_a_stale_notebook_is_found_and_rebuilt_but_a_saved_one_is_not_stale(tmp_path):
-    for path in [*NOTEBOOKS_DIR.glob("*.py"), *NOTEBOOKS_DIR.glob("*.ipynb")]:
-        shutil.copy(path, tmp_path)
+    copy_committed(tmp_path)
     assert tools_notebooks.stale(tmp_path) == []
     name = find_section("corpus").notebook
     source = (tmp_path / name).with_suffix(".py")
@@ -211,6 +225,76 @@ def test_on_the_stubs_it_stops_at_its_first_call_with_its_own_error(outcomes, na
     prefix = f"NotImplementedError: section {section.number} ({section.name}): "
     assert outcome.error.startswith(prefix) and outcome.error.endswith(
         " is not implemented yet"), f"{name}: expected {prefix}..., got {outcome.error}"
+
+
+# --- the course book, from the notebooks executed above on the reference ---------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def book_of_the_run(outcomes, tmp_path_factory) -> tuple[Path, dict]:
+    """The course book built as `make book` builds it, from the notebooks this file ran on
+    the reference (not run again), and its check: (the book, the check's report)."""
+    if not book.JUPYTER_BOOK.exists():
+        pytest.skip("no .venv-book (make check and make book install it)")
+    if shutil.which("npm") is None and not book.MATHJAX_CACHE.exists():
+        pytest.skip("no npm here to fetch MathJax's package")
+    if not CHROMIUM.exists():
+        pytest.skip("no chromium (make system-packages installs it, as root)")
+    executed = tmp_path_factory.mktemp("executed")
+    for (name, impl), outcome in outcomes.items():
+        if impl == IMPLS["reference"]:
+            nbformat.write(outcome.executed, executed / name)
+    out = tmp_path_factory.mktemp("book") / "book"
+    return out, book.build(out, executed=executed, report=lambda line: None)
+
+
+@pytest.mark.slow
+def test_the_book_shows_every_result_as_it_is_meant_with_no_defect(book_of_the_run):
+    _, found = book_of_the_run
+    count, lines = book.defects_report(found)
+    assert count == 0, f"the book's check found {count} defects:\n{lines}"
+
+
+@pytest.mark.slow
+def test_the_book_holds_every_page_reads_offline_and_numbers_its_figures(book_of_the_run):
+    out, found = book_of_the_run
+    pages = found["pages"]
+    notebook_pages = {f"notebooks/{Path(name).stem}.html" for name in notebooks.notebook_names()}
+    assert notebook_pages | {"intro.html", "explore.html", "references.html"} <= set(pages)
+    for name, facts in pages.items():
+        assert facts["text"] > 50 and "ELMo" in facts["title"], (name, facts)
+    assert all(pages[name]["maths"] >= 1 for name in (
+        "intro.html", "notebooks/04_pretrain.html")), "typed by the book's own MathJax"
+    assert (out / "_static" / book.MATHJAX_PATH).exists()
+    figures = [caption for facts in pages.values() for caption in facts["figures"]]
+    assert len(figures) >= 10 and all(caption.startswith("Figure ") for caption in figures)
+    bibliography = (out / "references.html").read_text()
+    assert "deep contextualized word representations" in bibliography.lower()
+    assert 'href="../references.html#' in (out / "notebooks" / "04_pretrain.html").read_text(), (
+        "a citation in a notebook links to the bibliography")
+
+
+@pytest.mark.slow
+def test_the_explore_page_redraws_both_bilms_when_its_layer_moves(book_of_the_run):
+    explore = book_of_the_run[1]["pages"]["explore.html"]
+    assert explore["explore_points"] == 6, "three occurrences in each of the two panels"
+    moved = explore["explore_moved"]
+    assert moved["caption_changed"] and moved["points"] == 2, (
+        "layer 0 is one point in each panel")
+    assert "one vector in both biLMs" in moved["caption"]
+
+
+@pytest.mark.slow
+def test_each_section_page_opens_with_the_stub_and_ends_with_a_one_line_summary(book_of_the_run):
+    out, _ = book_of_the_run
+    for section in SECTIONS:
+        page = (out / "notebooks" / section.notebook.replace(".ipynb", ".html")).read_text()
+        text = re.sub(r"<[^>]+>", "", page)
+        assert f"exercises/{section.file_name}" in text and "is not implemented yet" in text
+        assert re.search(rf"section {section.number} \({section.name}\): (\d+) of \1 checks "
+                         "pass", text), f"{section.notebook}: the checks' summary"
 
 
 # --- the learning loop: edits picked up, the kernel checked, the plumbing folded away -------
@@ -330,3 +414,18 @@ def test_run_checks_on_a_broken_section_prints_the_report_and_raises_one_line(tm
         notebooks.run_checks(impl, "setup")
     printed = capsys.readouterr().out
     assert "FAILED " in printed and "Traceback" not in printed, printed
+
+
+def test_make_lab_installs_jupyter_apart_and_starts_it_at_the_root_as_root_too():
+    lab = (ROOT / "requirements" / "lab.lock").read_text()
+    assert "\njupyterlab==4." in lab and "jupyterlab" not in (
+        ROOT / "requirements" / "learner.lock").read_text(), "pinned, apart from the tests'"
+    ran = subprocess.run(["make", "-n", "lab"], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "MAKEFLAGS": ""})
+    assert ran.returncode == 0, ran.stderr
+    commands = ran.stdout.replace("\\\n", " ")  # a command continued over lines, whole
+    start = next(line for line in commands.splitlines() if "jupyter lab" in line)
+    assert f'--ServerApp.root_dir="{ROOT}"' in start, "from the course's root"
+    assert ("--allow-root" in start) == (os.getuid() == 0), "as root, Jupyter must be told"
+    if "ipykernel install" in commands:  # the first time: .venv's Python is the kernel
+        assert "--name python3" in commands and "-r requirements/lab.lock" in commands

@@ -1,0 +1,83 @@
+"""What the course book does to its pages' prose, and what it checks of it.
+
+* Citations. The notebooks cite as a reader writes, "(Peters et al. 2018, Sec. 3.1)", which
+  reads whole in Jupyter, where a Sphinx role would show raw; the book turns each one it
+  knows (`CITATIONS`) into sphinxcontrib-bibtex's role, linked to the bibliography page
+  (docs/references.bib), and `unlinked_citations` finds any it does not know.
+* Numbers. A number in a sentence that a run computed is written into it with Jupyter
+  Book's glue ({glue:text}`name:.2f`, kept by `course.notebook.glue`); a number typed in
+  prose is either a size or a name (an integer: section 3, 96 sentences, 10 epochs) or one
+  of `CONSTANTS`, each with what it is. `typed_numbers` finds any other: a decimal, a share
+  or a fraction typed into a sentence is a measurement that no run keeps true.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The works the course cites, as its prose names them: the bibliography's keys.
+CITATIONS = {
+    "Peters et al. 2018": "peters2018",
+    "Gardner et al. 2018": "gardner2018",
+    "Chelba et al. 2014": "chelba2014",
+    "Srivastava et al. 2015": "srivastava2015",
+    "Ethayarajh 2019": "ethayarajh2019",
+    "Zhang and Bowman 2018": "zhang2018",
+    "Hewitt and Liang 2019": "hewitt2019",
+    "Miller 1995": "miller1995",
+}
+# "Peters et al. 2018", "Zhang and Bowman 2018", "Ethayarajh 2019": a citation as prose writes it.
+CITATION = re.compile(r"\b[A-Z][a-z]+(?: et al\.| and [A-Z][a-z]+)? (?:19|20)\d\d(?![\w-])")
+
+# The decimals, shares and fractions that prose may type, each a constant of the paper or of
+# the course, never a run's result. Reviewed: add one only with what it is.
+CONSTANTS = {
+    "69.0": "the paper's WSD F1 with the biLM's second layer (Table 5)",
+    "67.4": "the paper's WSD F1 with its first layer (Table 5)",
+    "97.3": "the paper's POS accuracy with the biLM's first layer (Table 6)",
+    "96.8": "the paper's POS accuracy with its second layer (Table 6)",
+    "0.005": "the recipe's learning rate (section 4's DEFAULT_RECIPE)",
+    "0.001": "the seed notebook's learning rate (section 4's SEED_RECIPE)",
+    "0.1": "the gap that the course's targets count (course.targets.MIN_GAP)",
+    "0.9": "the 1-NN and mix accuracy that the course's targets count (course.targets)",
+    "0.5": "chance between a word's two senses",
+    "8.5": "the notebook's width in inches, which every figure fits (course.plots)",
+}
+
+_CODE = re.compile(r"```.*?```|~~~.*?~~~|`[^`]*`", re.DOTALL)
+_MATHS = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.DOTALL)
+_ROLE = re.compile(r"\{[a-z:]+\}`[^`]*`")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|<[^>\n]*>")
+# A name that carries a number: a part of the paper or of the course, a version.
+_NAMED = re.compile(r"\b(?:Sec(?:tions?|\.)|Table|Fig(?:ure|\.)|eq(?:uation|\.)|Python|WordNet)"
+                    r"\s+\d+(?:\.\d+)*")
+_MEASURED = re.compile(r"(?<![\w.])(?:\d+\.\d+|\d+(?:\.\d+)?\s?%|\d+/\d+)(?![\w/])")
+
+
+def cite(text: str) -> str:
+    """`text` with each citation of `CITATIONS` as sphinxcontrib-bibtex's role ("Peters et
+    al., 2018", linked), the parentheses around it kept: (Peters et al. 2018, eq. 1)."""
+    for written, key in CITATIONS.items():
+        text = text.replace(written, f"{{cite:alp}}`{key}`")
+    return text
+
+
+def prose(text: str) -> str:
+    """Markdown `text` without what is not a sentence's words: code, maths, roles (a glued
+    number, a citation, a reference), link targets and HTML tags."""
+    for pattern in (_CODE, _MATHS, _ROLE, _LINK_TARGET):
+        text = pattern.sub(" ", text)
+    return text
+
+
+def unlinked_citations(text: str) -> list[str]:
+    """The citations left as plain text in Markdown `text` (after `cite`)."""
+    return CITATION.findall(prose(text))
+
+
+def typed_numbers(text: str) -> list[str]:
+    """The measurements typed into Markdown `text`'s sentences: every decimal, share or
+    fraction that is neither glued, nor in code or maths, nor part of a name (Sec. 3.4,
+    Python 3.11), nor one of `CONSTANTS`."""
+    words = _NAMED.sub(" ", prose(text))
+    return [number for number in _MEASURED.findall(words) if number not in CONSTANTS]
