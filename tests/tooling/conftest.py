@@ -1,13 +1,55 @@
-"""Fixtures that more than one tooling test file uses."""
+"""Fixtures that more than one tooling test file uses, and `shared_folder`, which makes what
+they share once for all of `make check`'s test processes."""
+
+import fcntl
+import hashlib
+import shutil
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from course.registry import BUILD_DIR, ROOT
 from tools import demo
+
+SHARED_DIR = BUILD_DIR / "tooling-shared"
+# What a shared folder is made from: the course's code and data, never its prose.
+CODE = ("course", "solutions", "exercises", "tools", "grading", "tests", "mistakes",
+        "notebooks", "data", "requirements")
+
+
+def code_digest() -> str:
+    """A digest of every file of CODE and the course's settings: what made a shared folder."""
+    digest = hashlib.sha256()
+    files = [p for top in CODE for p in sorted((ROOT / top).rglob("*"))
+             if p.is_file() and "__pycache__" not in p.parts]
+    for path in [*files, ROOT / "course.toml", ROOT / "pytest.ini"]:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def shared_folder(name: str, make: Callable[[Path], None]) -> Path:
+    """The folder that `make(folder)` fills, made once under a lock by the first of `make
+    check`'s test processes to ask and read by the others, and kept for later runs while
+    the code it was made from (`code_digest`) is the same: two test files, in two processes,
+    that read one slow result (the demo's) pay for it once."""
+    SHARED_DIR.mkdir(parents=True, exist_ok=True)
+    folder = SHARED_DIR / f"{name}-{code_digest()}"
+    with open(SHARED_DIR / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the others wait here while the first makes it
+        if not folder.exists():
+            for stale in SHARED_DIR.glob(f"{name}-*"):
+                shutil.rmtree(stale)
+            partial = SHARED_DIR / f"{name}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir()
+            make(partial)
+            partial.rename(folder)
+    return folder
 
 
 @pytest.fixture(scope="session")
-def demo_one_seed(tmp_path_factory):
+def demo_one_seed():
     """What `make demo` writes, for one seed (seed 0): its folder."""
-    out = tmp_path_factory.mktemp("demo")
-    demo.main(["--seeds", "1", "--out", str(out)])
-    return out
+    return shared_folder("demo-one-seed",
+                         lambda out: demo.main(["--seeds", "1", "--out", str(out)]))
