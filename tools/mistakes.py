@@ -553,8 +553,9 @@ def main(argv: list[str] | None = None) -> int:
                                        if isinstance(m, Mistake) else "") for m in mistakes))
         return 0
 
-    record = {} if args.rerun or args.all_sections or args.signatures or (
-        args.catalogue != CATALOGUE_DIR) else load_record()
+    record_file = args.catalogue / RECORD_FILE.name
+    record = {} if args.rerun or args.all_sections or args.signatures else load_record(
+        record_file)
     keys = {m.id: entry_key(m) for m in mistakes}
     kept = [m for m in mistakes if record.get(m.id, {}).get("key") == keys[m.id]]
     to_run = [m for m in mistakes if m not in kept]
@@ -588,17 +589,18 @@ def main(argv: list[str] | None = None) -> int:
         else:
             record.pop(outcome.mistake.id, None)
         print(report(outcome, seconds), flush=True)
-    if args.catalogue == CATALOGUE_DIR and not args.all_sections:
-        write_record({i: r for i, r in record.items() if i in {m.id for m in load_catalogue()}})
+    if not args.all_sections:
+        write_record({i: r for i, r in record.items()
+                      if i in {m.id for m in load_catalogue(args.catalogue)}}, record_file)
     wrong = sum(isinstance(m, Mistake) for m in mistakes)
     right = len(mistakes) - wrong
     if args.signatures:
         write_signatures([o for o in recorded if isinstance(o.mistake, Mistake)],
                          args.catalogue)
         print(f"wrote the signatures of {wrong} mistakes to {shown(SIGNATURES_FILE)}")
+    print(f"{len(to_run)} checked now, {len(kept)} as {shown(record_file)} records them")
     print(f"{caught} of {wrong} mistakes caught"
-          + (f", {passing} of {right} correct alternatives pass" if right else "")
-          + f" ({len(kept)} as {shown(RECORD_FILE)} records them, {len(to_run)} checked now)")
+          + (f", {passing} of {right} correct alternatives pass" if right else ""))
     return 0 if (caught, passing) == (wrong, right) else 1
 
 

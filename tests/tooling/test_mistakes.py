@@ -142,6 +142,16 @@ def test_the_runner_reports_a_mistake_that_no_test_catches(tmp_path):
     assert "NOT CAUGHT: test_special_tokens_have_fixed_indices did not fail" in run.stdout
     assert "passes all" in run.stdout
     assert re.search(r"REJECTED: \d+ test\(s\) fail it, e\.g\. test_", run.stdout), run.stdout
+    again = subprocess.run([sys.executable, "-m", "tools.mistakes", "--catalogue", str(tmp_path)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "2 checked now, 2 as " in again.stdout, again.stdout  # what passed is recorded
+    assert again.stdout.strip().splitlines()[-1] == lines[-1]
+    (tmp_path / "s2_corpus.py").write_text((tmp_path / "s2_corpus.py").read_text().replace(
+        '"specials last"', '"the specials last"', 1))
+    edited = subprocess.run([sys.executable, "-m", "tools.mistakes", "--catalogue",
+                             str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300)
+    assert "3 checked now, 1 as " in edited.stdout, edited.stdout  # an edited entry runs again
 
 
 def test_a_catalogue_file_named_after_no_section_is_an_error(tmp_path):
