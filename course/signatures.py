@@ -83,9 +83,9 @@ def written_by_the_tests(test_file: Path) -> tuple[str, ...]:
 
 
 def code_digest(path: Path) -> str:
-    """A digest of the test file `path` without the words of its messages and docstrings
-    (`_words`): it changes with what the tests do and check, inputs and expected values
-    included, not with how they word it."""
+    """A digest of the Python file `path` (a test file, a reference module) without the
+    words of its messages and docstrings (`_words`): it changes with what the code does and
+    checks, inputs and expected values included, not with how it words them."""
     tree = ast.parse(path.read_text())
     for node in _words(tree):
         node.value = ""

@@ -7,7 +7,7 @@
 # **bidirectional language model** (biLM) pre-trained on raw text, and lets each task mix
 # the biLM's layers with weights of its own.
 #
-# In these notebooks you build it yourself, one section at a time, on a toy corpus of 96
+# In these notebooks you build it yourself, one section at a time, on a toy corpus of
 # sentences in which context decides the sense of four words: the biLM trains in seconds on
 # a laptop's CPU, and its layers then tell "bank" of money from "bank" of a river.
 #
@@ -33,7 +33,7 @@
 #
 # ```
 # 1 setup      seeds and device: every run repeats exactly
-# 2 corpus     96 sentences around bank, play, right, watch; the vocabulary
+# 2 corpus     sentences around bank, play, right, watch; the vocabulary
 # 3 bilm       embedding -> two LSTM stacks (forward, backward) -> next/previous-word logits
 # 4 pretrain   forward LM loss + backward LM loss; the training loop; the loss curve
 # 5 extract    three 512-d vectors per word: layer 0 (no context), layers 1 and 2

@@ -18,9 +18,9 @@
 # | watch | verb | *we sit down to* | watch | *the football games* |
 # | watch | timepiece | *he wore a gold* | watch | *on his wrist* |
 #
-# That is 16 sentences per sense. Opening k with ending k is held out (`HELDOUT`, 32
-# sentences): the biLM never trains on them, though it sees each of their phrases in other
-# sentences. The other 96 are the training corpus (`CORPUS`).
+# That is 16 sentences per sense. Opening k with ending k is held out (`HELDOUT`): the biLM
+# never trains on them, though it sees each of their phrases in other sentences. The others
+# are the training corpus (`CORPUS`); the cell below counts them.
 #
 # Why so many, when the seed notebook had about 30 sentences of 50-80 words? On 32 unique
 # sentences a biLM learns *which sentence* it is reading, and its states tell sentences
@@ -44,7 +44,7 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 # %%
 from collections import Counter
 
-from course.notebook import load_sections, run_checks, say
+from course.notebook import glue, load_sections, run_checks, say
 from course.registry import find_section
 
 SECTION = find_section("corpus")
@@ -66,13 +66,19 @@ held_out = Counter((w, s) for _, w, s in corpus.HELDOUT_LABELS)
 print(f"\n{'word':<7}{'sense':<11}{'training':>9}{'held out':>10}")
 for word, sense in training:
     print(f"{word:<7}{sense:<11}{training[word, sense]:>9}{held_out[word, sense]:>10}")
+glue("senses", len(training))
+glue("training-per-sense", len(corpus.CORPUS) // len(training))
+glue("held-out-per-sense", len(corpus.HELDOUT) // len(training))
+glue("training-sentences", len(corpus.CORPUS))
+glue("held-out-sentences", len(corpus.HELDOUT))
 openings, endings = corpus.SENSE_PHRASES["bank", "river"]
 print()
 say("bank, river, its openings: " + " | ".join(openings))
 say("bank, river, its endings: " + " | ".join(endings))
 
 # %% [markdown]
-# Reading: 12 training and 4 held-out sentences for each of the 8 senses, so same-sense and
+# Reading: {glue:text}`training-per-sense` training and {glue:text}`held-out-per-sense`
+# held-out sentences for each of the {glue:text}`senses` senses, so same-sense and
 # different-sense comparisons in section 6 have equal numbers on both sides.
 #
 # ## Tokens and the vocabulary
@@ -145,7 +151,8 @@ print("unknown:", [w for w in corpus.tokenize(sentence) if w not in word2idx])
 # ## Summary
 #
 # * The corpus is built so that context decides the sense: sense-specific openings and
-#   endings, any opening with any ending, 96 training and 32 held-out sentences.
+#   endings, any opening with any ending, {glue:text}`training-sentences` training and
+#   {glue:text}`held-out-sentences` held-out sentences.
 # * The vocabulary numbers words in sorted order after four special tokens, so it never
 #   depends on the order of the sentences.
 #

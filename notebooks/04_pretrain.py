@@ -97,7 +97,7 @@ glue("vocabulary", len(word2idx))
 #
 # There are two floors worth knowing here:
 #
-# * **the sentences by heart**: the floor of the 96 training sentences. A biLM there knows
+# * **the sentences by heart**: the floor of the training sentences. A biLM there knows
 #   which three endings training paired with each opening, and gives the held-out fourth
 #   probability 0: its held-out loss is infinite;
 # * **the phrases**: the floor of a biLM that knows the language the corpus is written in,

@@ -172,7 +172,7 @@ display(plots.plot_context_comparison(comparison, baseline))
 # %% [markdown]
 # ## Held-out sentences
 #
-# The 32 sentences the biLM never trained on: within a sense, no two share a phrase.
+# The sentences the biLM never trained on: within a sense, no two share a phrase.
 
 # %%
 held_out = context.compare_contexts(trained.model, trained.word2idx, corpus.HELDOUT_LABELS)

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Section 8 (bonus): the paper's token layer, a character CNN
 #
-# Sections 2-7 give each of the corpus's 116 words an embedding of its own, and every other
+# Sections 2-7 give each of the corpus's words an embedding of its own, and every other
 # word, *banks*, *riverbank*, a typo, the one vector of `<unk>`. ELMo has no unknown words:
 # its layer 0 is built from the token's **characters** (Peters et al. 2018, Sec. 3.4;
 # AllenNLP's `_ElmoCharacterEncoder`, Gardner et al. 2018):

@@ -7,8 +7,8 @@ openings and four endings, any opening with any ending:
     she put her money in the | bank | to keep it safe       finance
     we walked along the      | bank | by the water          river
 
-96 training sentences (`CORPUS`), 32 held out (`HELDOUT`, the openings and endings of
-training, never together), 116 words. This module re-exports them, with the labels of each
+the training sentences (`CORPUS`) and those held out (`HELDOUT`, the openings and endings
+of training, never together). This module re-exports them, with the labels of each
 sentence's target word and sense (`SENSE_LABELS`, `HELDOUT_LABELS`) and the phrases of the
 senses (`SENSE_PHRASES`, `PHRASES_OF`), so that every section finds them here.
 

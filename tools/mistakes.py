@@ -27,11 +27,11 @@ section tests once, two at a time by default. The exit status is 1 when any mist
 caught, any alternative fails a test, or an entry does not apply to the reference any more.
 
 What a run found is kept in `mistakes/record.json` (committed), each entry under a key: the
-digest of the entry itself, of the reference modules its section's tests load (its own and
-the earlier sections'), and of the tests (its section's file, the words of its messages
-aside, the shared helpers of `tests/sections`, the comparisons of `course/diagnose.py`). A
-later run checks again only the entries whose key changed, or that did not pass; `--rerun`
-checks every one.
+digest of the entry itself, of the code of the reference modules its section's tests load
+(its own and the earlier sections', their docstrings aside), and of the tests (its section's
+file, the words of its messages and docstrings aside, the shared helpers of
+`tests/sections`, the comparisons of `course/diagnose.py`). A later run checks again only the
+entries whose key changed, or that did not pass; `--rerun` checks every one.
 """
 
 from __future__ import annotations
@@ -424,11 +424,12 @@ def entry_key(entry: Entry) -> str:
     load, and those tests."""
     digest = hashlib.sha256(repr(dataclasses.replace(entry, section=None)).encode())
     section = entry.section
-    files = [*(REFERENCE_DIR / s.file_name for s in SECTIONS if s.number <= section.number),
-             *SHARED_TEST_FILES]
-    for path in files:
+    for path in SHARED_TEST_FILES:
         digest.update(shown(path).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    digest.update(signatures.code_digest(section.test_file).encode())  # not its messages' words
+    code = [*(REFERENCE_DIR / s.file_name for s in SECTIONS if s.number <= section.number),
+            section.test_file]  # their code, not their docstrings' or messages' words
+    for path in code:
+        digest.update(shown(path).encode() + b"\0" + signatures.code_digest(path).encode())
     return digest.hexdigest()
 
 
