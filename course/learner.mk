@@ -75,7 +75,7 @@ watch: $(STAMP) ## rerun a section's tests each time you save its module (POLL=1
 run-notebooks: $(STAMP) ## run every notebook headless on exercises/, kept in build/notebooks/
 	$(PY) -m course.notebook run --impl $(ELMO_IMPL)
 
-replicate-real: $(STAMP) ## your ELMo on real English (WordNet), 5 seeds, beside the reference's (~4 min)
+replicate-real: $(STAMP) ## your ELMo on real English (WordNet), 5 seeds, beside the reference's (~10 min)
 	$(PY) -m course.real_english --impl $(ELMO_IMPL)
 
 submission: ## zip your section modules into submission.zip, the file you hand in
