@@ -40,11 +40,12 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from .real_findings import LAYERS, MASKED, PRETRAINED, UNTRAINED, reading
+from .real_findings import LAYERS, MASKED, PRETRAINED, UNTRAINED, reading, resolved
 from .registry import BUILD_DIR, ROOT, shown
 
 REFERENCE_RESULTS = ROOT / "docs" / "results-real.json"
@@ -66,8 +67,9 @@ MODEL_NAMES = {PRETRAINED: "pre-trained biLM", UNTRAINED: "untrained biLM",
 # What the paper and the probing literature report, to set beside the findings: Peters et
 # al. 2018, Table 5 (WSD F1, SemCor to the all-words benchmarks) and Table 6 (POS accuracy,
 # the Penn Treebank), a biLM of 4096 LSTM cells pre-trained on 800 million tokens.
+FIRST_SENSE_PAPER = "WordNet's first sense"
 PAPER = {"sense": {"biLM layer 1": 67.4, "biLM layer 2": 69.0, "CoVe layer 1": 59.4,
-                   "CoVe layer 2": 64.7, "WordNet's first sense": 65.9},
+                   "CoVe layer 2": 64.7, FIRST_SENSE_PAPER: 65.9},
          "pos": {"biLM layer 1": 97.3, "biLM layer 2": 96.8, "CoVe layer 1": 93.3,
                  "CoVe layer 2": 92.8}}
 
@@ -193,7 +195,9 @@ def table_run(results: dict) -> str:
         ["machine", run.get("machine", "")], ["versions", run.get("versions", "")],
         ["commit; digest of the code", f"{run.get('commit', '')}; {run['code']}"],
         ["wall clock, the whole run", f"{run['seconds']:.0f} s"],
-        ["CPU time, the whole run", f"{run['cpu_seconds']:.0f} s"],
+        ["CPU time, the whole run",
+         f"{run['cpu_seconds']:.0f} s ({run['cpu_seconds'] / run['jobs']:.0f} s for each of "
+         f"{run['jobs']} cores: the least wall clock as many idle cores would take)"],
         ["load average (one minute): at the start, mean, highest",
          f"{load['start']:.1f}, {load['mean']:.1f}, {load['max']:.1f}"]])
 
@@ -351,59 +355,6 @@ def table_nearest(results: dict) -> str:
                  "same synset among the nearest"], body)
 
 
-def _here(results: dict, test: str, name: str, control: str = UNTRAINED,
-          part: bool = False) -> str:
-    f = finding(results, test, name, control)
-    return f"{shown_interval(f['part' if part else 'pretrained'], True)}: {f['verdict']}"
-
-
-def table_expected(results: dict) -> str:
-    """What the paper and the probing literature lead one to expect at this scale, beside
-    what was found here."""
-    sense, pos = PAPER["sense"], PAPER["pos"]
-    first = sense["WordNet's first sense"]
-    body = [
-        ["layer 2 above WordNet's first sense (natural split)",
-         f"Peters et al. 2018, Table 5: the biLM's layer 2 {sense['biLM layer 2']} F1 against "
-         f"{first}, with 800 million tokens of pre-training and "
-         f"SemCor's sense-tagged examples; CoVe's best layer {sense['CoVe layer 2']}, below "
-         "it. A biLM of a million tokens, with a single example for most senses, should "
-         "stay below it.",
-         _here(results, "natural", "layer 2 minus WordNet's first sense")],
-        ["layer 2 above the frequency prior of the training counts (natural split)",
-         "The same table: the gain over the first-sense prior is 3 F1 at that scale; at "
-         "this one, a small gain or none.",
-         _here(results, "natural", "layer 2 minus the most frequent sense (training counts)")],
-        ["a contextual layer tells senses apart better than layer 0 (balanced split)",
-         "Tenney et al. 2019 (edge probing) and Zhang and Bowman 2018: an untrained, randomly "
-         "initialised encoder of the same architecture already gives much of what a probe "
-         "reads from context; the part the architecture gives should be resolved, the part "
-         "pre-training adds, small.",
-         _here(results, "balanced", "layer 2 minus layer 0")],
-        ["pre-training adds to word sense at layer 2 (balanced split)",
-         "Small at this scale; a gain as large as the architecture's would be news.",
-         _here(results, "balanced", "layer 2", part=True)],
-        ["pre-training adds to part of speech at layer 1 (against both untrained controls)",
-         "Zhang and Bowman 2018: untrained LSTMs tag part of speech strikingly well, and "
-         "language-model pre-training adds to them; Tenney et al. 2019: randomised ELMo is "
-         "strong on syntactic tasks. A gain is expected, of a few points.",
-         f"{_here(results, 'pos', 'layer 1', part=True)}; against `<unk>`: "
-         f"{_here(results, 'pos', 'layer 1', MASKED, True)}"],
-        ["layer 1 better than layer 2 for part of speech",
-         f"Table 6: {pos['biLM layer 1']} against {pos['biLM layer 2']} (CoVe "
-         f"{pos['CoVe layer 1']} against {pos['CoVe layer 2']}); Liu et al. 2019: ELMo's "
-         "first LSTM layer is the best for part of speech. A half-point difference needs "
-         "more test examples than these to resolve.",
-         _here(results, "pos", "layer 2 minus layer 1")],
-        ["layer 2 better than layer 1 for word sense (balanced split)",
-         f"Table 5: {sense['biLM layer 2']} against {sense['biLM layer 1']} F1. At this "
-         "scale, within the interval.",
-         _here(results, "balanced", "layer 2 minus layer 1")],
-    ]
-    return rows(["finding", "what the literature leads one to expect here", "here: the "
-                 "difference, and its verdict"], body)
-
-
 def table_method(results: dict) -> str:
     """What a run does, with the sizes it ran at (a Markdown list)."""
     from . import real_findings, real_readings
@@ -425,10 +376,11 @@ def table_method(results: dict) -> str:
         "are the top LSTM states) and scored by PyTorch's adaptive softmax, one per "
         f"direction (clusters at the {', '.join(f'{c:,}th' for c in scale['cutoffs'])} "
         f"word); batches hold about {scale['batch_tokens']:,} tokens of sentences of one "
-        f"length; the biLMs train in {run['jobs']} process(es) of {run['threads']} torch "
-        "thread(s), then the seeds are measured the same way. `SCALE=full` (a GPU picks "
-        f"it itself) trains on every definition for {full.epochs:g} passes, embedding "
-        f"{full.embedding_dim}, hidden {full.hidden_dim}, vocabulary {full.vocab_size:,}.",
+        f"length (the character biLM's {scale['char_batch_tokens']:,}); the biLMs train "
+        f"in {run['jobs']} process(es) of {run['threads']} torch thread(s), then the seeds "
+        "are measured the same way. `SCALE=full` (a GPU picks it itself) trains on every "
+        f"definition for {full.epochs:g} passes, embedding {full.embedding_dim}, hidden "
+        f"{full.hidden_dim}, vocabulary {full.vocab_size:,}.",
         f"- **the sense pool**: {data['pool']:,} of WordNet's {data['examples']:,} examples, "
         f"those of the {data['lemmas']:,} lemmas (with their part of speech) whose examples "
         "show two synsets or more.",
@@ -462,7 +414,7 @@ def table_method(results: dict) -> str:
         "character biLM of the same seed on the test examples whose word the word biLM "
         "reads as `<unk>`: the balanced split's, and the probe's, trained and scored on "
         "such examples only.",
-        f"- **the findings**: every reading scores each test example; a comparison is their "
+        "- **the findings**: every reading scores each test example; a comparison is their "
         "difference, example by example, and its 95% interval comes from "
         f"{real_findings.DRAWS:,} replicates of a two-level bootstrap (the seeds drawn with "
         "replacement, then each drawn seed's test examples). Examples of one lemma are "
@@ -497,43 +449,149 @@ def table_full_scale(results: dict) -> str:
             "a GPU's work, or a night's on a CPU.\n")
 
 
+def _here(results: dict, test: str, name: str, control: str = UNTRAINED,
+          part: bool = False) -> str:
+    f = finding(results, test, name, control)
+    return f"{shown_interval(f['part' if part else 'pretrained'], True)}: {f['verdict']}"
+
+
 FIRST_SENSE = "layer 2 minus WordNet's first sense"
+NATURAL_PRIOR = "layer 2 minus the most frequent sense (training counts)"
+RESOLVED_GAIN = ("pre-training", "the architecture", "the architecture and pre-training",
+                 "not told apart")
+
+
+class Expectation(NamedTuple):
+    """A finding set beside what the literature leads one to expect of it at this scale:
+    `finding` (test, name, control, whether pre-training's part is read), `expected` (the
+    verdicts that would be no surprise; any other is news) and `why` (the literature)."""
+
+    claim: str
+    finding: tuple[str, str, str, bool]
+    expected: tuple[str, ...]
+    why: str
+
+
+def expectations() -> list[Expectation]:
+    """What the paper and the probing literature lead one to expect here, stated before
+    the results are read."""
+    sense, pos = PAPER["sense"], PAPER["pos"]
+    return [
+        Expectation(
+            "layer 2 above WordNet's first sense (natural split)",
+            ("natural", FIRST_SENSE, UNTRAINED, False), ("not at this scale",),
+            f"Peters et al. 2018, Table 5: the biLM's layer 2 {sense['biLM layer 2']} F1 "
+            f"against {sense[FIRST_SENSE_PAPER]} for the first sense, with 800 million tokens "
+            "of pre-training and SemCor's sense-tagged examples to average; CoVe's layer 2, "
+            f"{sense['CoVe layer 2']}, trails it. A biLM pre-trained on a part of WordNet's "
+            "definitions, with a single example for most synsets, should stay far below it."),
+        Expectation(
+            "layer 2 above the most frequent sense by training counts (natural split)",
+            ("natural", NATURAL_PRIOR, UNTRAINED, False),
+            ("not at this scale", "the architecture"),
+            "A prior that needs no biLM, from the same few examples the layer averages: "
+            "with most test examples unanswerable, a small gain at most, and one that an "
+            "untrained biLM (which still sets sentences with words in common near each "
+            "other) shares."),
+        Expectation(
+            "a contextual layer tells senses apart better than layer 0 (balanced split)",
+            ("balanced", "layer 2 minus layer 0", UNTRAINED, False),
+            ("the architecture", "the architecture and pre-training"),
+            "Tenney et al. 2019: contextual encoders offer only small improvements over a "
+            "non-contextual baseline on semantic tasks, with far more pre-training; Zhang "
+            "and Bowman 2018: randomly initialised, frozen LSTMs already do strikingly well "
+            "as probed encoders. A gain over layer 0 that the untrained biLM shares."),
+        Expectation(
+            "pre-training adds to word sense at layer 2 (balanced split)",
+            ("balanced", "layer 2", UNTRAINED, True), ("not at this scale", "pre-training"),
+            "Small or none at this scale (the untrained biLM beside it shows the "
+            "architecture's part, above)."),
+        Expectation(
+            "pre-training adds to part of speech at layer 1, against the untrained biLM",
+            ("pos", "layer 1", UNTRAINED, True), ("pre-training",),
+            "Zhang and Bowman 2018: language-model pre-training teaches part of speech "
+            "even from little data, above untrained LSTMs; Tenney et al. 2019: pre-trained "
+            "encoders are strong on syntax. A gain."),
+        Expectation(
+            "the same, against the untrained biLM reading the word as `<unk>`",
+            ("pos", "layer 1", MASKED, True), ("pre-training",),
+            "Zhang and Bowman 2018: an untrained LSTM's reading of the context already "
+            "tells much of the part of speech, so the gain over it is the smaller one; "
+            "still a gain."),
+        Expectation(
+            "layer 2 minus layer 1 for part of speech",
+            ("pos", "layer 2 minus layer 1", UNTRAINED, False), ("not at this scale",),
+            f"Table 6: layer 1 {pos['biLM layer 1']} against layer 2 {pos['biLM layer 2']} "
+            f"(CoVe {pos['CoVe layer 1']} against {pos['CoVe layer 2']}); Liu et al. 2019: "
+            "ELMo's higher LSTM layer is the more specific to language modelling, its first "
+            "the more transferable. A half-point difference needs far more test examples "
+            "than these to resolve: level."),
+        Expectation(
+            "layer 2 minus layer 1 for word sense (balanced split)",
+            ("balanced", "layer 2 minus layer 1", UNTRAINED, False),
+            ("not at this scale", *RESOLVED_GAIN),
+            f"Table 5: layer 2 {sense['biLM layer 2']} against layer 1 "
+            f"{sense['biLM layer 1']} F1 (CoVe {sense['CoVe layer 2']} against "
+            f"{sense['CoVe layer 1']}): level here, or layer 2 ahead; layer 1 ahead would "
+            "be news."),
+    ]
+
+
+def table_expected(results: dict) -> str:
+    """What the literature leads one to expect at this scale, beside what was found here,
+    and whether it was."""
+    body = []
+    for claim, (test, name, control, part), expected, why in expectations():
+        found = finding(results, test, name, control)
+        value = found["part" if part else "pretrained"]
+        surprise = found["verdict"] not in expected or (
+            set(expected) >= set(RESOLVED_GAIN) and resolved(value) < 0)
+        body.append([claim, why, f"{shown_interval(value, True)}: {found['verdict']}",
+                     "**news**" if surprise else "as expected"])
+    return rows(["finding", "what the literature leads one to expect at this scale",
+                 "here: the difference, and its verdict", "as expected?"], body)
+
+
+
 
 
 def table_summary(results: dict) -> str:
-    """The findings in a paragraph, every number from the results."""
-    tests, data = results["tests"], results["data"]
-    natural, balanced = tests["natural"], tests["balanced"]
+    """The findings named in advance, one bullet a test, every number from the results."""
+    tests, data, scale = results["tests"], results["data"], results["scale"]
+    natural, balanced, pos = tests["natural"], tests["balanced"], tests["pos"]
     ppl = per_seed(results, lambda r: r["pretraining"]["word"]["perplexity"]["forward"])
-    return (
-        f"Pre-trained on {data['train_tokens']:,} tokens of definitions "
-        f"({results['scale']['epochs']:g} passes) over {len(results['seeds'])} seeds, the "
-        f"biLM predicts held-out definitions with a perplexity of "
-        f"{spread(ppl, 1)}, against {results['ngram']['bigram']:.1f} for a modified "
-        f"Kneser-Ney bigram model counted on the same tokens. "
-        f"**Word sense, balanced split** (every test synset has training examples; "
-        f"{np.mean(balanced['n']):,.0f} test examples a seed, {_share(balanced['answerable'])}"
-        f" answerable): layer 2 minus chance (which is any frequency prior here) is "
-        f"{_here(results, 'balanced', 'layer 2 minus chance (= any frequency prior)')}; "
-        f"pre-trained minus untrained at layer 2, "
+    passes = data["train_tokens"] * scale["epochs"] / data["definition_tokens"]
+    lines = [
+        f"- **Pre-training**: {passes:.2f} of a pass over WordNet's "
+        f"{data['definition_tokens']:,} training tokens of definitions, {len(results['seeds'])}"
+        f" seeds; held-out perplexity {spread(ppl, 1)} (mean ± sd over seeds), against "
+        f"{results['ngram']['bigram']:.1f} for a modified Kneser-Ney bigram model counted on "
+        "the same tokens.",
+        f"- **Word sense, balanced split** ({np.mean(balanced['n']):,.0f} test examples a "
+        f"seed, {_share(balanced['answerable'])} answerable, {_share(balanced['unknown'])} of "
+        "their words `<unk>` to the biLM): layer 2 minus chance, which is any frequency "
+        f"prior here, {_here(results, 'balanced', 'layer 2 minus chance (= any frequency prior)')}"
+        f"; pre-trained minus untrained at layer 2, "
         f"{_here(results, 'balanced', 'layer 2', part=True)}; layer 2 minus layer 1, "
-        f"{_here(results, 'balanced', 'layer 2 minus layer 1')}. "
-        f"**Word sense, natural split** (WordNet's examples as they come; "
-        f"{np.mean(natural['n']):,.0f} test examples a seed, of which only "
-        f"{_share(natural['answerable'])} are answerable): layer 2 minus the most frequent "
-        f"sense by training counts, "
-        f"{_here(results, 'natural', 'layer 2 minus the most frequent sense (training counts)')};"
-        f" minus WordNet's first sense, "
-        f"{_here(results, 'natural', FIRST_SENSE)}. "
-        f"**Part of speech** (a regularised probe, lemmas held out): pre-trained minus "
-        f"untrained at layer 1, {_here(results, 'pos', 'layer 1', part=True)}, and at layer "
-        f"2, {_here(results, 'pos', 'layer 2', part=True)}; against the untrained biLM that "
-        f"reads the word as `<unk>`, {_here(results, 'pos', 'layer 1', MASKED, True)} and "
+        f"{_here(results, 'balanced', 'layer 2 minus layer 1')}.",
+        f"- **Word sense, natural split** ({np.mean(natural['n']):,.0f} test examples a "
+        f"seed, only {_share(natural['answerable'])} answerable, "
+        f"{_share(natural['unknown'])} `<unk>`): layer 2 minus the most frequent sense by "
+        f"training counts, {_here(results, 'natural', NATURAL_PRIOR)}; minus WordNet's first "
+        f"sense, {_here(results, 'natural', FIRST_SENSE)}.",
+        f"- **Part of speech** ({np.mean(pos['n']):,.0f} examples a seed, lemmas held out, "
+        f"{_share(pos['unknown'])} `<unk>`; a regularised probe): pre-trained minus "
+        f"untrained at layer 1, {_here(results, 'pos', 'layer 1', part=True)}; at layer 2, "
+        f"{_here(results, 'pos', 'layer 2', part=True)}; against the untrained biLM reading "
+        f"the word as `<unk>`, {_here(results, 'pos', 'layer 1', MASKED, True)} and "
         f"{_here(results, 'pos', 'layer 2', MASKED, True)}; layer 2 minus layer 1, "
-        f"{_here(results, 'pos', 'layer 2 minus layer 1')}. Each is a mean over seeds "
-        f"with its 95% interval from a two-level bootstrap (seeds, then test examples). The "
-        f"biLM reads {_share(balanced['unknown'])} of the balanced split's test words and "
-        f"{_share(natural['unknown'])} of the natural split's as `<unk>`.\n")
+        f"{_here(results, 'pos', 'layer 2 minus layer 1')}.",
+        "- Each difference is in accuracy, a mean over seeds with its 95% interval from a "
+        "two-level bootstrap (seeds, then test examples), and its verdict: what the "
+        "intervals of the pre-trained biLM, the untrained one and their difference "
+        "resolve.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 TABLES: dict[str, Callable[[dict], str]] = {
@@ -657,7 +715,7 @@ def plot_rare(results: dict, path: Path | None = None) -> Figure:
             found = [readings[reading(model, k)] for k in LAYERS]
             ax.bar(np.arange(len(LAYERS)) + (n - 1) * 0.27, [f["mean"] for f in found], 0.27,
                    yerr=_errors(found), capsize=3, color=f"C{[0, 1, 7][n]}",
-                   label=MODEL_NAMES[model] + (" (reads <unk>)" if model == PRETRAINED else ""))
+                   label="word biLM (reads <unk>)" if model == PRETRAINED else MODEL_NAMES[model])
         prior = "chance" if test == "rare_sense" else "majority"
         ax.axhline(readings[prior]["mean"], color="black", linestyle="--", linewidth=1.2,
                    label=PRIOR_NAMES[prior])
