@@ -169,11 +169,18 @@ mutation: $(STAMP) ## mutation-test solutions/ with mutmut (slow) and update MUT
 # data/wordnet/ is extracted from WordNet 3.0 by tools/wordnet.py; make check compares it byte
 # for byte with what the tool makes of an installed WordNet (tests/tooling/test_real_english.py
 # skips that where WordNet is absent). make system-packages installs it, as root.
-.PHONY: demo-real wordnet
+# SCALE=full: every definition for several epochs, a larger biLM (a GPU picks it itself; on
+# a CPU it takes hours: each run of the cpu scale times a fraction of it and states the cost).
+# make check warns, never fails, when docs/results-real.json was made by other code.
+.PHONY: demo-real wordnet check-real-results
 SYSTEM_PACKAGES += wordnet-base
 
-demo-real: $(STAMP) ## ELMo on real English (WordNet) on solutions/, 5 seeds: build/demo-real
-	$(PY) -m tools.demo_real
+demo-real: $(STAMP) ## ELMo on real English (WordNet) on solutions/, 5 seeds: build/demo-real (SCALE=full)
+	$(PY) -m tools.demo_real $(if $(SCALE),--scale $(SCALE))
+
+check-real-results: $(STAMP) ## warn when docs/results-real.json is older than its code
+	@$(PY) -m tools.demo_real --stale
+check-parts: check-real-results
 
 wordnet: $(STAMP) ## extract data/wordnet/ again from WordNet 3.0 (make system-packages installs it)
 	$(PY) -m tools.wordnet

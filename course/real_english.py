@@ -1,7 +1,7 @@
 """ELMo on real English: a biLM pre-trained on WordNet's definitions, read on its
 sense-labelled example sentences, the paper's Sec. 5.3 at a scale a CPU can do.
 
-    python -m course.real_english [--impl exercises] [--seeds 5] [--scale cpu|gpu|check]
+    python -m course.real_english [--impl exercises] [--seeds 5] [--scale check|cpu|full]
 
 It runs on any implementation's sections, the learner's `exercises/` as well as a
 reference: every function takes the sections (a `course.harness.Sections`) and uses only
@@ -10,23 +10,24 @@ encoding, section 3's `BiLM`, section 5's `get_elmo_embeddings`, section 7's `Sc
 probe, section 8's `CharBiLM`).
 
 The data (`data/wordnet/`, extracted from WordNet 3.0, with its licence): the definitions of
-WordNet's 117,659 synsets, about 1.2 million words of real English, to pre-train on; and,
-never trained on, its example sentences, each of one sense of a word (`Example`). For each
-seed, the biLM is pre-trained on a sample of the definitions (`Scale`: on a CPU 100,000
-tokens for 2 epochs, on a GPU all of them for several epochs), then read per layer:
+WordNet's synsets to pre-train on; and, never trained on, its example sentences, each of one
+sense of a word (`Example`). For each seed, the biLM is pre-trained on the definitions
+(`Scale`: on a CPU, what a few minutes buy; `full`, every definition for several epochs),
+then read per layer, beside an untrained biLM of the same shape and seed
+(`course.real_readings`):
 
-    sense       the paper's method (Sec. 5.3): each sense's mean representation over a
-                training split of the examples, a test example labelled with its nearest
-                sense (cosine), WordNet's first sense for a lemma that training never saw;
-                for the synset and for the supersense (WordNet's lexicographer file)
-    pos         the part of speech of the word: a linear probe (logistic regression) on
-                each layer, in folds that hold out lemmas
-    mix         section 7's learned scalar mix of the three layers, on both
-    char        section 8's character biLM, on the examples whose word the word biLM
+    natural     the nearest-sense method on WordNet's examples as they come: does a layer
+                beat a frequency prior?
+    balanced    the same where every test synset has training examples: can a layer tell
+                senses apart?
+    pos         the part of speech of the word: a regularised linear probe on each layer,
+                in folds that hold out lemmas; the untrained biLM also reads the word as
+                <unk>, so that only its context is left
+    rare        section 8's character biLM, on the test examples whose word the word biLM
                 reads as <unk>
 
-each against its baselines: chance, the most frequent sense of the training split, layer
-0, and a biLM of the same shape and seed that was never trained.
+Every reading gives a score per test example, and `course.real_findings` turns the seeds'
+scores into intervals and verdicts.
 
 What makes pre-training at this vocabulary affordable on a CPU: an adaptive softmax
 (`torch.nn.AdaptiveLogSoftmaxWithLoss`, one per direction) in place of the biLM's full
@@ -47,7 +48,9 @@ import json
 import math
 import multiprocessing
 import os
+import resource
 import sys
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -56,10 +59,28 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import nn
 
+from . import real_findings
 from .harness import Harness, Sections, sources_key
+from .real_findings import LAYERS, MASKED, PRETRAINED, UNTRAINED, reading
+from .real_readings import (
+    PARTS_OF_SPEECH,
+    PENALTIES,
+    Split,
+    balanced_split,
+    majority_right,
+    natural_split,
+    nearest_sense,
+    pos_folds,
+    probe_scores,
+    restricted,
+    sense_priors,
+    sense_task,
+    standardiser,
+)
 from .registry import CACHE_DIR, CACHE_ENV_VAR, EXERCISES_DIR, ROOT, find_section
 
 DATA_DIR = ROOT / "data" / "wordnet"
@@ -67,12 +88,10 @@ GLOSSES = DATA_DIR / "glosses.tsv.gz"
 EXAMPLES = DATA_DIR / "examples.tsv.gz"
 HELDOUT_EVERY = 100  # every 100th definition is held out, for the perplexities
 SAMPLE_SEED = 1234  # which definitions a scale trains on: the same for every seed
-TEST_SHARE = 0.2  # of the examples, per seed, for the sense task's test split
-POS_FOLDS = 4
-POS_EXAMPLES = 3000  # the part-of-speech probe's examples, drawn per seed from the pool
-MIX_EXAMPLES = 3000  # the examples that learn the sense task's scalar mix
-PROBE_EPOCHS, PROBE_LR = 100, 0.05  # section 7's defaults
-PARTS_OF_SPEECH = ("noun", "verb", "adjective", "adverb")
+PROBE_EPOCHS, PROBE_LR = 100, 0.05  # section 7's defaults, for its learned mix
+SPEED_SECONDS = 12.0  # CPU seconds of the full scale's pre-training timed by a run, per biLM
+# The code whose change changes the results (with the sections' sources and the data).
+CODE_FILES = ("course/real_english.py", "course/real_readings.py", "course/real_findings.py")
 # (lemma, part of speech) of the test sentences whose nearest examples the results show
 # (the paper's Table 4), each a lemma with several senses in the examples
 NEAREST_QUERIES = (("play", "verb"), ("bank", "noun"), ("run", "verb"), ("light", "adjective"),
@@ -84,22 +103,24 @@ class Scale:
     """How large a run is.
 
     tokens:      training tokens sampled from the definitions (None: every one).
-    epochs:      passes over them.
-    vocab_size:  the most frequent words of the training definitions, special tokens
-                 included; every other word is <unk>.
+    epochs:      passes over them; a fraction stops that far into the last pass.
+    vocab_size:  the most frequent words of all the training definitions (whatever the
+                 sample), special tokens included; every other word is <unk>. One
+                 vocabulary for every sample, so that perplexities compare.
     embedding_dim, hidden_dim: the biLM's sizes (section 3).
     batch_tokens: about how many tokens a batch holds (its sentences of about one length).
     lr:          Adam's learning rate.
     cutoffs:     the adaptive softmax's clusters: the most frequent cutoffs[0] words are
                  scored at every position, the rarer ones in clusters behind them.
-    lemmas:      how many of the sense task's lemmas are read (None: all).
+    lemmas:      how many of the sense pool's lemmas are read (None: all).
+    pos_examples: the part-of-speech probe's examples, drawn per seed from the pool.
     char_epochs: passes of the character biLM over the same tokens (0: none trained).
     char_batch_tokens: its batches' tokens: its character layer runs faster on larger ones.
     """
 
     name: str
     tokens: int | None
-    epochs: int
+    epochs: float
     vocab_size: int
     embedding_dim: int
     hidden_dim: int
@@ -107,19 +128,20 @@ class Scale:
     lr: float
     cutoffs: tuple[int, ...]
     lemmas: int | None
-    char_epochs: int
+    pos_examples: int
+    char_epochs: float
     char_batch_tokens: int
 
 
 SCALES = {
     # the tests: a few thousand tokens, seconds; what must hold holds even so
-    "check": Scale("check", 5_000, 2, 1_000, 32, 64, 1_024, 0.005, (200,), 1_000, 0, 0),
-    # a CPU: about a minute of one core for each biLM of a seed
-    "cpu": Scale("cpu", 100_000, 2, 8_000, 64, 128, 512, 0.006, (1_000, 4_000), 2_500, 2,
-                 1_024),
-    # a GPU: every definition, several epochs, a larger biLM
-    "gpu": Scale("gpu", None, 6, 20_000, 128, 256, 8_192, 0.002, (2_000, 8_000), None, 6,
-                 8_192),
+    "check": Scale("check", 5_000, 2, 1_000, 32, 64, 1_024, 0.005, (200,), 1_000, 1_000, 0, 0),
+    # a CPU: what ten minutes on two cores buy, the measurements included (docs/analysis.md)
+    "cpu": Scale("cpu", None, 0.4, 16_000, 64, 128, 512, 0.006, (2_000, 8_000), None, 3_000,
+                 0.15, 2_048),
+    # every definition, several epochs, a larger biLM: a GPU, or a CPU with hours
+    "full": Scale("full", None, 6, 20_000, 128, 256, 8_192, 0.002, (2_000, 8_000), None,
+                  3_000, 6, 8_192),
 }
 
 
@@ -174,6 +196,17 @@ def data_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+def code_digest(sections: Sections) -> str:
+    """A digest of what makes the results: `CODE_FILES`, the sections' sources and the data.
+    Results whose digest differs from the code's are stale."""
+    digest = hashlib.sha256()
+    for name in CODE_FILES:
+        digest.update((ROOT / name).read_bytes())
+    digest.update(_sections_key(sections, _has_characters(sections)).encode())
+    digest.update(data_digest().encode())
+    return digest.hexdigest()[:16]
+
+
 def sense_pool(examples: Sequence[Example], lemmas: int | None = None) -> list[Example]:
     """The examples of every (lemma, part of speech) whose examples hold two synsets or more:
     the words whose sense a reader must tell from the sentence. With `lemmas`, those of
@@ -195,44 +228,50 @@ def sense_pool(examples: Sequence[Example], lemmas: int | None = None) -> list[E
 
 class GlossCorpus(NamedTuple):
     """The definitions as a pre-training corpus: `train` and `heldout` as lists of words,
-    the vocabulary (`word2idx`, `idx2word`, section 2's numbering) and `counts` (each
-    vocabulary word's count in `train`, the sentence boundaries and <unk> included)."""
+    the vocabulary (`word2idx`, `idx2word`, section 2's numbering), `counts` (each
+    vocabulary word's count in all the training definitions, the sentence boundaries and
+    <unk> included), `all_tokens`, the words of all the training definitions, and
+    `train_ids`, `train` encoded (`encoded`), once for every biLM."""
 
     train: list[list[str]]
     heldout: list[list[str]]
     word2idx: dict[str, int]
     idx2word: dict[int, str]
     counts: Counter
+    all_tokens: int
+    train_ids: list[list[int]]
 
 
 def gloss_corpus(sections: Sections, scale: Scale) -> GlossCorpus:
     """Every `HELDOUT_EVERY`-th definition held out; of the others, a sample (the same for
-    every seed) of about `scale.tokens` words to train on, in WordNet's order; the
-    vocabulary: the `scale.vocab_size` - 4 most frequent words of the sample (ties in
-    alphabetical order), numbered by section 2's `build_vocab`."""
+    every seed) of about `scale.tokens` words to train on, in WordNet's order (all of them
+    for None); the vocabulary: the `scale.vocab_size` - 4 most frequent words of all the
+    training definitions (ties in alphabetical order), numbered by section 2's
+    `build_vocab`."""
     corpus = sections.corpus
     definitions_ = [definition for _, definition in read_definitions()]
-    rest = [n for n in range(len(definitions_)) if n % HELDOUT_EVERY != 0]
-    if scale.tokens is not None:  # counted by spaces: only the sample is tokenized
-        order = torch.randperm(len(rest), generator=torch.Generator().manual_seed(SAMPLE_SEED))
-        chosen, total = [], 0
-        for index in order.tolist():
-            if total >= scale.tokens:
-                break
-            chosen.append(rest[index])
-            total += len(definitions_[rest[index]].split())
-        rest = sorted(chosen)
     heldout = [corpus.tokenize(definitions_[n])
                for n in range(0, len(definitions_), HELDOUT_EVERY)]
-    heldout = [words for words in heldout if words]
-    rest = [words for words in (corpus.tokenize(definitions_[n]) for n in rest) if words]
+    rest = [words for words in (corpus.tokenize(definitions_[n]) for n in
+                                range(len(definitions_)) if n % HELDOUT_EVERY != 0) if words]
     frequency = Counter(word for sentence in rest for word in sentence)
     kept = sorted(frequency, key=lambda w: (-frequency[w], w))[: scale.vocab_size - 4]
     word2idx, idx2word = corpus.build_vocab(kept)
     counts = Counter({word: frequency[word] for word in kept})
     counts[idx2word[corpus.UNK]] = sum(frequency.values()) - sum(counts.values())
     counts[idx2word[corpus.BOS]] = counts[idx2word[corpus.EOS]] = len(rest)
-    return GlossCorpus(rest, heldout, word2idx, idx2word, counts)
+    train = rest
+    if scale.tokens is not None:
+        order = torch.randperm(len(rest), generator=torch.Generator().manual_seed(SAMPLE_SEED))
+        chosen, total = [], 0
+        for index in order.tolist():
+            if total >= scale.tokens:
+                break
+            chosen.append(index)
+            total += len(rest[index])
+        train = [rest[i] for i in sorted(chosen)]
+    return GlossCorpus(train, [words for words in heldout if words], word2idx, idx2word,
+                       counts, sum(frequency.values()), encoded(sections, train, word2idx))
 
 
 # --- the biLM with an adaptive softmax ------------------------------------------------------
@@ -319,26 +358,32 @@ def encoded(sections: Sections, sentences: Sequence[Sequence[str]],
 
 
 def pretrain(sections: Sections, model: RealBiLM, corpus: GlossCorpus, scale: Scale,
-             seed: int, epochs: int, device: torch.device, name: str = "biLM",
-             log: Callable[[str], None] = print, batch_tokens: int | None = None) -> dict:
+             seed: int, epochs: float, device: torch.device, name: str = "biLM",
+             log: Callable[[str], None] = print, batch_tokens: int | None = None,
+             cpu_budget: float | None = None) -> dict:
     """Pre-train `model` on the corpus's training definitions with Adam (gradients clipped
-    to norm 1); batches from `buckets`, shuffled by `seed`. Logs its progress every few
-    seconds. Returns {"history": the mean training loss (forward + backward NLL) of each
-    epoch, "seconds": wall clock, "cpu_seconds": this process's CPU time, "tokens": the
-    targets per direction per epoch}."""
-    sentences = encoded(sections, corpus.train, corpus.word2idx)
+    to norm 1) for `epochs` passes (a fraction: that share of the last pass's batches), or
+    until this process has spent `cpu_budget` CPU seconds on it; batches from `buckets`,
+    shuffled by `seed`. Logs its progress every few seconds. Returns {"history": the mean
+    training loss (forward + backward NLL) of each pass, "seconds": wall clock,
+    "cpu_seconds": this process's CPU time, "tokens": the targets per direction of one pass,
+    "trained": the targets per direction trained on in all}."""
+    sentences = corpus.train_ids
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=scale.lr)
     model.to(device).train()
     pad_batch = sections.corpus.pad_batch
     history, started, cpu_started = [], time.perf_counter(), time.process_time()
-    last_log, total = started, sum(len(s) - 1 for s in sentences)
-    for epoch in range(1, epochs + 1):
+    last_log, total, trained = started, sum(len(s) - 1 for s in sentences), 0
+    for epoch in range(1, math.ceil(epochs) + 1):
+        batches = buckets(sentences, batch_tokens or scale.batch_tokens, generator)
+        batches = batches[: round(len(batches) * min(1.0, epochs - epoch + 1))]
         done, summed = 0, 0.0
-        for batch in buckets(sentences, batch_tokens or scale.batch_tokens, generator):
+        for batch in batches:
+            if cpu_budget is not None and time.process_time() - cpu_started >= cpu_budget:
+                break
             ids, lengths = pad_batch([sentences[i] for i in batch])
-            ids = ids.to(device)
-            forward, backward, count = model.losses(ids, lengths)
+            forward, backward, count = model.losses(ids.to(device), lengths)
             loss = forward + backward
             optimizer.zero_grad()
             loss.backward()
@@ -348,13 +393,18 @@ def pretrain(sections: Sections, model: RealBiLM, corpus: GlossCorpus, scale: Sc
             now = time.perf_counter()
             if now - last_log > 15:
                 last_log = now
-                log(f"  seed {seed}, {name}: epoch {epoch}/{epochs}, {done / total:4.0%} of "
+                log(f"  seed {seed}, {name}: pass {epoch}/{epochs:g}, {done / total:4.0%} of "
                     f"{total:,} tokens, loss {summed / done:.3f}, "
-                    f"{(done + (epoch - 1) * total) / (now - started):,.0f} tokens/s")
-        history.append(summed / done)
+                    f"{(trained + done) / (now - started):,.0f} tokens/s")
+        trained += done
+        if done:
+            history.append(summed / done)
+        if cpu_budget is not None and time.process_time() - cpu_started >= cpu_budget:
+            break
     model.eval()
     return {"history": history, "seconds": time.perf_counter() - started,
-            "cpu_seconds": time.process_time() - cpu_started, "tokens": total}
+            "cpu_seconds": time.process_time() - cpu_started, "tokens": total,
+            "trained": trained}
 
 
 @torch.no_grad()
@@ -374,50 +424,72 @@ def perplexity(sections: Sections, model: RealBiLM, sentences: Sequence[Sequence
     return {"forward": math.exp(sums[0] / count), "backward": math.exp(sums[1] / count)}
 
 
-def ngram_perplexities(corpus: GlossCorpus, discount: float = 0.75) -> dict[str, float]:
-    """The held-out perplexity of a unigram model and of an interpolated Kneser-Ney bigram
-    model (absolute discount 0.75), both counted on the training definitions with the
-    biLM's vocabulary (every other word <unk>), both directions for the bigram."""
-    unk = corpus.idx2word[1]
+def kneser_ney_discounts(counts: Sequence[int]) -> tuple[float, float, float]:
+    """Modified Kneser-Ney's discounts (Chen and Goodman 1998) for n-grams seen once, twice
+    and three times or more, from how many n-grams were seen exactly 1, 2, 3 and 4 times:
+    with Y = n1 / (n1 + 2 n2), D_k = k - (k + 1) Y n_(k+1) / n_k."""
+    n = Counter(c for c in counts if c <= 4)
+    y = n[1] / (n[1] + 2 * n[2])
+    return tuple(k - (k + 1) * y * n[k + 1] / n[k] for k in (1, 2, 3))
+
+
+def kneser_ney_bigram(sentences: Sequence[Sequence[str]], vocabulary: int
+                      ) -> tuple[Callable[[str, str], float], tuple[float, float, float]]:
+    """An interpolated modified Kneser-Ney bigram model (Chen and Goodman 1998) counted on
+    `sentences` (each <s> w_1 .. w_n </s>), over `vocabulary` words that can follow (every
+    word but <pad> and <s>): (p(word | previous), its three discounts). Its lowest order,
+    the continuation counts, is discounted in the same way and interpolated with the uniform
+    distribution, so that no word has probability 0."""
+    pairs = Counter((a, b) for s in sentences for a, b in zip(s, s[1:], strict=False))
+    discounts = kneser_ney_discounts(list(pairs.values()))
+    history, kept = Counter(), Counter()
+    for (a, _), n in pairs.items():
+        history[a] += n
+        kept[a] += discounts[min(n, 3) - 1]  # what a's discounts give to the lower order
+    continuation = Counter(b for _, b in pairs)
+    low_discounts = kneser_ney_discounts(list(continuation.values()))
+    types = len(pairs)
+    uniform = sum(low_discounts[min(n, 3) - 1] for n in continuation.values()) / types
+    uniform /= vocabulary
+
+    def lower(word: str) -> float:
+        n = continuation[word]
+        return (n - low_discounts[min(n, 3) - 1] if n else 0.0) / types + uniform
+
+    def probability(previous: str, word: str) -> float:
+        if not history[previous]:
+            return lower(word)
+        seen = pairs[previous, word]
+        return ((seen - discounts[min(seen, 3) - 1] if seen else 0.0)
+                + kept[previous] * lower(word)) / history[previous]
+
+    return probability, discounts
+
+
+def ngram_perplexities(corpus: GlossCorpus) -> dict:
+    """The held-out perplexity of a unigram model (add-one: the sample may lack a word of
+    the vocabulary) and of an interpolated modified Kneser-Ney bigram model
+    (`kneser_ney_bigram`), both counted on the training tokens with the biLM's vocabulary
+    (every other word <unk>), both predicting the words and </s> as the biLM's forward
+    direction does. The bigram's backward perplexity is not given: a bigram model reads a
+    sentence's pairs the same either way round. {"unigram", "bigram", "discounts": the
+    bigram's three}."""
+    unk, begin, end = corpus.idx2word[1], corpus.idx2word[2], corpus.idx2word[3]
 
     def known(sentence: Sequence[str]) -> list[str]:
-        return [w if w in corpus.word2idx else unk for w in sentence]
+        return [begin, *(w if w in corpus.word2idx else unk for w in sentence), end]
 
-    begin, end = corpus.idx2word[2], corpus.idx2word[3]
-    found = {}
-    unigram = Counter(w for s in corpus.train for w in [*known(s), end])
-    total = sum(unigram.values())
-    held = [[*known(s), end] for s in corpus.heldout]
-    nll = -sum(math.log(unigram[w] / total) for s in held for w in s)
-    found["unigram"] = math.exp(nll / sum(len(s) for s in held))
-    for direction in ("forward", "backward"):
-        def padded(sentence, direction=direction):
-            words = [begin, *known(sentence), end]
-            return words if direction == "forward" else words[::-1]
-        pairs = Counter((a, b) for s in corpus.train for a, b in zip(padded(s), padded(s)[1:],
-                                                                     strict=False))
-        history = Counter()
-        followers = Counter()
-        preceders = Counter()
-        for (a, b), n in pairs.items():
-            history[a] += n
-            followers[a] += 1
-            preceders[b] += 1
-        kinds = len(pairs)
-        nll, n = 0.0, 0
-        for s in corpus.heldout:
-            words = padded(s)
-            for a, b in zip(words, words[1:], strict=False):
-                continuation = preceders[b] / kinds
-                if history[a]:
-                    p = (max(pairs[a, b] - discount, 0) / history[a]
-                         + discount * followers[a] / history[a] * continuation)
-                else:
-                    p = continuation
-                nll -= math.log(p)
-                n += 1
-        found[f"bigram_{direction}"] = math.exp(nll / n)
-    return found
+    train = [known(s) for s in corpus.train]
+    held = [known(s) for s in corpus.heldout]
+    targets = sum(len(s) - 1 for s in held)
+    unigram = Counter(w for s in train for w in s[1:])
+    total, size = sum(unigram.values()), len(corpus.word2idx) - 2  # all but <pad> and <s>
+    nll = -sum(math.log((unigram[w] + 1) / (total + size)) for s in held for w in s[1:])
+    bigram, discounts = kneser_ney_bigram(train, size)
+    bigram_nll = -sum(math.log(bigram(a, b)) for s in held
+                      for a, b in zip(s, s[1:], strict=False))
+    return {"unigram": math.exp(nll / targets), "bigram": math.exp(bigram_nll / targets),
+            "discounts": list(discounts)}
 
 
 # --- caching the pre-trained biLMs -------------------------------------------------------------
@@ -465,14 +537,32 @@ def pretrained_real(sections: Sections, corpus: GlossCorpus, scale: Scale, seed:
     return model, {**record, "cached": False}
 
 
+def full_scale_speed(sections: Sections, device: torch.device, characters: bool,
+                     cpu_seconds: float = SPEED_SECONDS) -> dict:
+    """What pre-training a biLM at the `full` scale costs here, from a measured fraction:
+    its first batches, for about `cpu_seconds` of this process's CPU. {"tokens": the targets
+    of one full pass, "trained": those of the fraction, "cpu_seconds" it took,
+    "epochs": the full scale's passes}."""
+    scale = SCALES["full"]
+    corpus = gloss_corpus(sections, scale)
+    model = make_bilm(sections, corpus, scale, 0, characters)
+    record = pretrain(sections, model, corpus, scale, 0, 1, device, "full-scale timing",
+                      lambda _: None, scale.char_batch_tokens if characters else None,
+                      cpu_budget=cpu_seconds)
+    return {"tokens": record["tokens"], "trained": record["trained"],
+            "cpu_seconds": record["cpu_seconds"],
+            "epochs": scale.char_epochs if characters else scale.epochs}
+
+
 # --- reading the layers -------------------------------------------------------------------------
 
 
 @torch.no_grad()
 def embed(sections: Sections, model: RealBiLM, examples: Sequence[Example],
-          word2idx: dict[str, int], batch: int = 256) -> torch.Tensor:
+          word2idx: dict[str, int], batch: int = 256, masked: bool = False) -> torch.Tensor:
     """(L + 1, N, D) the target word's representation in each example, every layer
-    (section 5's `get_elmo_embeddings`), as float32 on the CPU.
+    (section 5's `get_elmo_embeddings`), as float32 on the CPU. With `masked`, the biLM
+    reads the target word as <unk> (section 2's UNK), so that only its context is left.
 
     Raises:
         ValueError: the sections' `tokenize` does not put an example's word where the data
@@ -490,7 +580,12 @@ def embed(sections: Sections, model: RealBiLM, examples: Sequence[Example],
     found = torch.empty(0)
     for start in range(0, len(order), batch):
         chunk = order[start:start + batch]  # sentences of about one length: little padding
-        layers = get(model.bilm, [examples[i].sentence for i in chunk], word2idx)
+        sentences = [examples[i].sentence for i in chunk]
+        if masked:
+            sentences = [sections.corpus.encode(s, word2idx) for s in sentences]
+            for ids, i in zip(sentences, chunk, strict=True):
+                ids[examples[i].position] = sections.corpus.UNK
+        layers = get(model.bilm, sentences, word2idx)
         vectors = torch.stack([e[:, examples[i].position].float().cpu()
                                for e, i in zip(layers, chunk, strict=True)], dim=1)
         if not found.numel():
@@ -499,223 +594,67 @@ def embed(sections: Sections, model: RealBiLM, examples: Sequence[Example],
     return found
 
 
-class Split(NamedTuple):
-    """A training and a test split of the sense pool for one seed (boolean masks)."""
-
-    train: torch.Tensor
-    test: torch.Tensor
+def _numpy(found: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
+    return {name: value.float().numpy() for name, value in found.items()}
 
 
-def sense_split(examples: Sequence[Example], seed: int) -> Split:
-    """A random `TEST_SHARE` of the examples to test on, the rest to train on."""
-    order = torch.randperm(len(examples), generator=torch.Generator().manual_seed(seed))
-    test = torch.zeros(len(examples), dtype=torch.bool)
-    test[order[: round(TEST_SHARE * len(examples))]] = True
-    return Split(~test, test)
+def sense_scores(examples: Sequence[Example], split: Split,
+                 layers: dict[str, torch.Tensor], priors: Sequence[str],
+                 subset: torch.Tensor | None = None) -> dict[str, np.ndarray]:
+    """The nearest-sense credit of every test example of `split` (of `subset`, (N,) bool,
+    only) for each layer of each of `layers` ({model: (L + 1, N, D)}) and for each of the
+    `priors` (`real_readings.sense_priors`)."""
+    task = sense_task(examples, split)
+    task = task if subset is None else restricted(task, subset)
+    found = {name: value for name, value in sense_priors(task).items() if name in priors}
+    found |= {reading(model, k): nearest_sense(task, value[k])
+              for model, value in layers.items() for k in LAYERS}
+    return _numpy(found)
 
 
-class SenseTask(NamedTuple):
-    """The nearest-sense method, set up for one split and one label (synset or supersense).
-
-    train, sense_of: the training examples' indices and, for each, its sense (a row of the
-        senses' means). test: the test examples' indices. candidates: (M, K) for each test
-        example, the senses of its lemma and part of speech that training holds, the most
-        frequent first (-1: none). gold: (M,) which candidate is right (-1: none).
-        fallback_right: (M,) whether WordNet's first sense is right. seen: (M,) whether the
-        lemma has a candidate.
-    """
-
-    label: str
-    train: torch.Tensor
-    sense_of: torch.Tensor
-    test: torch.Tensor
-    candidates: torch.Tensor
-    gold: torch.Tensor
-    fallback_right: torch.Tensor
-    seen: torch.Tensor
+def _split_counts(examples: Sequence[Example], split: Split, unknown: torch.Tensor) -> dict:
+    task = sense_task(examples, split)
+    return {"n": len(task.test), "answerable": float(task.answerable.float().mean()),
+            "unknown": float(unknown[task.test].float().mean()),
+            "lemmas": len({(examples[i].lemma, examples[i].pos) for i in task.test.tolist()})}
 
 
-def sense_task(examples: Sequence[Example], split: Split, label: str) -> SenseTask:
-    """The nearest-sense method's candidates for `label`, "synset" or "supersense"."""
-    senses: dict[tuple, list[int]] = defaultdict(list)
-    for i in split.train.nonzero().flatten().tolist():
-        e = examples[i]
-        senses[e.lemma, e.pos, getattr(e, label)].append(i)
-    rank = {}  # a sense's WordNet rank, for ties between equally frequent senses
-    for e in examples:
-        key = (e.lemma, e.pos, getattr(e, label))
-        rank[key] = min(rank.get(key, e.sense), e.sense)
-    keys = list(senses)
-    row = {key: n for n, key in enumerate(keys)}
-    by_lemma = defaultdict(list)
-    for key in keys:
-        by_lemma[key[:2]].append(key)
-    for lemma in by_lemma:
-        by_lemma[lemma].sort(key=lambda k: (-len(senses[k]), rank[k], k[2]))
-    test = split.test.nonzero().flatten()
-    width = max((len(v) for v in by_lemma.values()), default=1)
-    candidates = torch.full((len(test), width), -1, dtype=torch.long)
-    gold = torch.full((len(test),), -1, dtype=torch.long)
-    fallback = torch.zeros(len(test), dtype=torch.bool)
-    for m, i in enumerate(test.tolist()):
-        e = examples[i]
-        fallback[m] = getattr(e, "first_" + label) == getattr(e, label)
-        for k, key in enumerate(by_lemma.get((e.lemma, e.pos), [])):
-            candidates[m, k] = row[key]
-            if key[2] == getattr(e, label):
-                gold[m] = k
-    train = [(i, row[key]) for key in keys for i in senses[key]]
-    return SenseTask(label, torch.tensor([i for i, _ in train], dtype=torch.long),
-                     torch.tensor([r for _, r in train], dtype=torch.long), test, candidates,
-                     gold, fallback, candidates[:, 0] >= 0)
-
-
-def nearest_sense(task: SenseTask, vectors: torch.Tensor) -> float:
-    """Accuracy of the nearest-sense method on (N, D) `vectors` (every example's): each
-    sense's mean over its training examples, each test example labelled with the candidate
-    of highest cosine (equal cosines share the credit), WordNet's first sense where the
-    lemma has no candidate. The vectors are centred by the training examples' mean first: the states
-    share a common direction that makes every cosine high."""
-    centred = vectors - vectors[task.train].mean(dim=0)
-    sums = torch.zeros(int(task.sense_of.max()) + 1, vectors.shape[-1])
-    sums.index_add_(0, task.sense_of, centred[task.train])
-    means = nn.functional.normalize(sums, dim=-1)  # the mean's direction is the sum's
-    queries = nn.functional.normalize(centred[task.test], dim=-1)
-    cosines = torch.einsum("mkd,md->mk", means[task.candidates.clamp(min=0)], queries)
-    cosines = cosines.masked_fill(task.candidates < 0, -math.inf)
-    # candidates whose means are equally near (layer 0 of one word form) share the credit:
-    # a representation that cannot tell them apart scores as a guess among them would
-    best = cosines.max(dim=1, keepdim=True).values
-    tied = cosines >= best - 1e-5
-    gold = task.gold.clamp(min=0).unsqueeze(1)
-    credit = (tied.gather(1, gold).squeeze(1) & (task.gold >= 0)).float() / tied.sum(dim=1)
-    return float(torch.where(task.seen, credit, task.fallback_right.float()).mean())
-
-
-def sense_baselines(task: SenseTask) -> dict[str, float]:
-    """What needs no representation: chance (one of the lemma's candidates at random), the
-    most frequent sense of the training split, and WordNet's first sense for every test
-    example; each with the same fallback where the lemma has no candidate."""
-    count = (task.candidates >= 0).sum(dim=1).clamp(min=1).float()
-    chance = torch.where(task.seen, (task.gold >= 0).float() / count,
-                         task.fallback_right.float())
-    frequent = torch.where(task.seen, task.gold == 0, task.fallback_right)
-    return {"chance": float(chance.mean()), "most_frequent": float(frequent.float().mean()),
-            "first_sense": float(task.fallback_right.float().mean())}
-
-
-def _restricted(task: SenseTask, subset: torch.Tensor) -> SenseTask:
-    """`task` scored on the test examples in `subset` (N,) only."""
-    keep = subset[task.test]
-    return task._replace(test=task.test[keep], candidates=task.candidates[keep],
-                         gold=task.gold[keep], fallback_right=task.fallback_right[keep],
-                         seen=task.seen[keep])
-
-
-def read_layers(layers: torch.Tensor, tasks: dict[str, SenseTask],
-                subset: torch.Tensor | None = None) -> dict[str, list[float]]:
-    """{label: the nearest-sense accuracy of each layer of (L + 1, N, D) `layers`}; with
-    `subset` (N,) bool, on the test examples in it only."""
-    return {label: [nearest_sense(task if subset is None else _restricted(task, subset),
-                                  layers[k]) for k in range(layers.shape[0])]
-            for label, task in tasks.items()}
-
-
-def linear_probe(train: torch.Tensor, labels: torch.Tensor, test: torch.Tensor,
-                 classes: int, epochs: int = PROBE_EPOCHS, lr: float = PROBE_LR
-                 ) -> torch.Tensor:
-    """A multinomial logistic regression on (N, D) `train`, each feature standardised by
-    the training mean and sd, from zero weights, full batch with Adam: the predicted class
-    of each row of `test`. Deterministic: nothing is drawn."""
-    mean, sd = train.mean(dim=0), train.std(dim=0).clamp(min=1e-6)
-    x, x_test = (train - mean) / sd, (test - mean) / sd
-    classifier = nn.Linear(train.shape[-1], classes)
-    nn.init.zeros_(classifier.weight)
-    nn.init.zeros_(classifier.bias)
-    optimizer = torch.optim.Adam(classifier.parameters(), lr=lr)
-    for _ in range(epochs):
-        optimizer.zero_grad()
-        nn.functional.cross_entropy(classifier(x), labels).backward()
-        optimizer.step()
-    with torch.no_grad():
-        return classifier(x_test).argmax(dim=-1)
-
-
-def standardiser(train: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
-    """What standardises each feature of (..., N, D) tensors by `train`'s mean and sd over
-    its N rows, as the linear probes' features are."""
-    mean, sd = train.mean(dim=-2, keepdim=True), train.std(dim=-2, keepdim=True).clamp(min=1e-6)
-    return lambda x: (x - mean) / sd
-
-
-def fit_mix(sections: Sections, layers: torch.Tensor, labels: torch.Tensor, classes: int,
-            seed: int) -> nn.Module:
-    """Section 7's probe (the scalar mix of (L + 1, N, D) `layers`, then a classifier),
-    fitted with section 7's defaults after `set_seed(seed)`; give it layers standardised
-    as its training examples were (`standardiser`)."""
-    sections.setup.set_seed(seed)
-    probe = sections.layer_weights.ScalarMixProbe(layers.shape[0], layers.shape[-1], classes)
-    probe.fit(layers, labels, epochs=PROBE_EPOCHS, lr=PROBE_LR)
-    return probe
-
-
-def pos_folds(examples: Sequence[Example], seed: int, size: int = POS_EXAMPLES
-              ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(the chosen examples' indices, their fold): `size` examples drawn by `seed`, their
-    lemmas dealt round-robin to `POS_FOLDS` folds in an order drawn by `seed`, so that no
-    lemma is both trained and scored on."""
-    generator = torch.Generator().manual_seed(seed)
-    chosen = torch.randperm(len(examples), generator=generator)[:size].sort().values
-    lemmas = sorted({examples[i].lemma for i in chosen.tolist()})
-    order = torch.randperm(len(lemmas), generator=generator).tolist()
-    fold_of = {lemmas[j]: k % POS_FOLDS for k, j in enumerate(order)}
-    return chosen, torch.tensor([fold_of[examples[i].lemma] for i in chosen.tolist()])
-
-
-def pos_probe(layers: torch.Tensor, labels: torch.Tensor, folds: torch.Tensor,
-              sections: Sections | None = None, seed: int = 0) -> dict:
-    """Cross-validated accuracy of a linear probe on each layer of (L + 1, N, D) `layers`
-    and the majority class of each fold's training part; with `sections`, also section 7's
-    learned mix of the layers, and its weights (averaged over the folds)."""
-    right, majority, mix_right, weights = [0] * layers.shape[0], 0, 0, []
+def pos_scores(layers: dict[str, torch.Tensor], labels: torch.Tensor, folds: torch.Tensor,
+               sweep: bool = True) -> tuple[dict[str, np.ndarray], dict[str, list[float]]]:
+    """The part-of-speech probe (`real_readings.probe_scores`) of each layer of each of
+    `layers` ({model: (L + 1, N, D)}): ({reading: (N,) right or not} with "majority", and
+    with `sweep`, for each penalty p, "<reading>@p"; {reading: the penalty chosen per
+    fold})."""
     classes = len(PARTS_OF_SPEECH)
-    for fold in range(POS_FOLDS):
+    found = {"majority": majority_right(labels, folds, classes)}
+    chosen = {}
+    for model, value in layers.items():
+        for k in LAYERS:
+            name = reading(model, k)
+            found[name], every, chosen[name] = probe_scores(value[k], labels, folds, classes)
+            if sweep:
+                found |= {f"{name}@{p}": every[p] for p in range(len(PENALTIES))}
+    return _numpy(found), chosen
+
+
+def pos_mix(sections: Sections, layers: torch.Tensor, labels: torch.Tensor,
+            folds: torch.Tensor, seed: int) -> tuple[np.ndarray, list[float]]:
+    """Section 7's probe (the learned scalar mix of (L + 1, N, D) `layers`, then a
+    classifier), fitted on each fold's other folds with section 7's defaults after
+    `set_seed(seed + fold)`, its features standardised as the probes' are: ((N,) right or
+    not, its weights s_j averaged over the folds)."""
+    right = torch.zeros(len(labels), dtype=torch.bool)
+    weights = []
+    for fold in folds.unique().tolist():
         train, test = folds != fold, folds == fold
-        if not test.any() or not train.any():
-            continue
-        most = int(torch.bincount(labels[train], minlength=classes).argmax())
-        majority += int((labels[test] == most).sum())
-        for k in range(layers.shape[0]):
-            predicted = linear_probe(layers[k, train], labels[train], layers[k, test], classes)
-            right[k] += int((predicted == labels[test]).sum())
-        if sections is not None:
-            standard = standardiser(layers[:, train])
-            probe = fit_mix(sections, standard(layers[:, train]), labels[train], classes,
-                            seed + fold)
-            mix_right += int((probe.predict(standard(layers[:, test])) == labels[test]).sum())
-            weights.append(probe.mix.weights.detach())
-    n = len(labels)
-    found = {"layers": [r / n for r in right], "majority": majority / n, "n": n}
-    if sections is not None:
-        found |= {"mix": mix_right / n, "weights": torch.stack(weights).mean(0).tolist()}
-    return found
-
-
-def learned_mix(sections: Sections, layers: torch.Tensor, examples: Sequence[Example],
-                split: Split, seed: int) -> tuple[torch.Tensor, list[float]]:
-    """Section 7's scalar mix learned for sense: a probe of the supersense, trained on (at
-    most `MIX_EXAMPLES` of) the training split; (the mixed (N, D) vectors of every example,
-    its weights s_j)."""
-    supersenses = sorted({e.supersense for e in examples})
-    labels = torch.tensor([supersenses.index(e.supersense) for e in examples])
-    train = split.train.nonzero().flatten()
-    train = train[torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))
-                  [:MIX_EXAMPLES]]
-    standard = standardiser(layers[:, train])
-    probe = fit_mix(sections, standard(layers[:, train]), labels[train], len(supersenses), seed)
-    with torch.no_grad():
-        mixed = probe.mix(standard(layers))
-    return mixed, probe.mix.weights.detach().tolist()
+        standard = standardiser(layers[:, train])
+        sections.setup.set_seed(seed + fold)
+        probe = sections.layer_weights.ScalarMixProbe(layers.shape[0], layers.shape[-1],
+                                                      len(PARTS_OF_SPEECH))
+        probe.fit(standard(layers[:, train]), labels[train], epochs=PROBE_EPOCHS, lr=PROBE_LR)
+        right[test] = probe.predict(standard(layers[:, test])) == labels[test]
+        weights.append(probe.mix.weights.detach())
+    return right.numpy().astype(np.float32), torch.stack(weights).mean(0).tolist()
 
 
 # --- one seed, end to end ---------------------------------------------------------------------
@@ -723,76 +662,92 @@ def learned_mix(sections: Sections, layers: torch.Tensor, examples: Sequence[Exa
 
 def measure_seed(sections: Sections, scale: Scale, seed: int, device: torch.device,
                  corpus: GlossCorpus | None = None, log: Callable[[str], None] = print,
-                 nearest: bool = False) -> dict:
+                 nearest: bool = False) -> tuple[dict, dict]:
     """Pre-train the biLMs of `seed` (or read them from the cache) and read their layers:
-    the records of one seed (`course.real_results` holds their schema). With `nearest`,
-    also a few test sentences' nearest training examples (`nearest_records`)."""
+    (the seed's record, its scores: {test: {reading: (n,) per test example}}). The record
+    holds "seed", "pretraining" ({"word", "char": history, seconds, cpu_seconds, tokens,
+    trained, perplexity}), "tests" ({test: n, answerable, unknown, lemmas}), "pos"
+    ({"penalties": {reading: the penalty chosen per fold}, "mix_weights"}) and, with
+    `nearest`, "nearest" (`nearest_records`)."""
     corpus = corpus or gloss_corpus(sections, scale)
     pool = sense_pool(read_examples(), scale.lemmas)
     model, record = pretrained_real(sections, corpus, scale, seed, device, log=log)
     model, untrained = model.to(device), make_bilm(sections, corpus, scale, seed).to(device)
-    found = {"seed": seed, "pretraining": {
-        "word": {**{k: record[k] for k in ("history", "seconds", "cpu_seconds", "tokens")},
-                 "perplexity": perplexity(sections, model, corpus.heldout, corpus.word2idx)}}}
-    layers = {"word": embed(sections, model, pool, corpus.word2idx),
-              "untrained": embed(sections, untrained, pool, corpus.word2idx)}
-    split = sense_split(pool, seed)
-    tasks = {label: sense_task(pool, split, label) for label in ("synset", "supersense")}
-    found["sense"] = {name: read_layers(value, tasks) for name, value in layers.items()}
-    found["baselines"] = {label: sense_baselines(task) for label, task in tasks.items()}
-    mixed, weights = learned_mix(sections, layers["word"], pool, split, seed)
-    found["mix"] = {"weights": weights, **{label: nearest_sense(task, mixed)
-                                           for label, task in tasks.items()}}
-    chosen, folds = pos_folds(pool, seed)
-    labels = torch.tensor([PARTS_OF_SPEECH.index(pool[i].pos) for i in chosen.tolist()])
-    found["pos"] = {"word": pos_probe(layers["word"][:, chosen], labels, folds, sections, seed),
-                    "untrained": pos_probe(layers["untrained"][:, chosen], labels, folds)}
+    found = {"seed": seed, "pretraining": {"word": {
+        **{k: record[k] for k in ("history", "seconds", "cpu_seconds", "tokens", "trained")},
+        "perplexity": perplexity(sections, model, corpus.heldout, corpus.word2idx)}}}
+    layers = {PRETRAINED: embed(sections, model, pool, corpus.word2idx),
+              UNTRAINED: embed(sections, untrained, pool, corpus.word2idx)}
     unknown = torch.tensor([e.word not in corpus.word2idx for e in pool])
-    found["counts"] = {"pool": len(pool), "test": int(split.test.sum()),
-                       "lemmas": len({(e.lemma, e.pos) for e in pool}),
-                       "unknown_test": int((unknown & split.test).sum()),
-                       "vocabulary": len(corpus.word2idx),
-                       "train_tokens": record["tokens"], "heldout_tokens": sum(
-                           len(s) + 1 for s in corpus.heldout)}
+    splits = {"natural": natural_split(pool, seed), "balanced": balanced_split(pool, seed)}
+    priors = {"natural": ("chance", "most_frequent", "first_sense"),
+              "balanced": ("chance", "most_frequent")}
+    scores = {name: sense_scores(pool, split, layers, priors[name])
+              for name, split in splits.items()}
+    found["tests"] = {name: _split_counts(pool, split, unknown) for name, split in splits.items()}
+    chosen, folds = pos_folds(pool, seed, scale.pos_examples)
+    labels = torch.tensor([PARTS_OF_SPEECH.index(pool[i].pos) for i in chosen.tolist()])
+    pos_layers = {PRETRAINED: layers[PRETRAINED][:, chosen],
+                  UNTRAINED: layers[UNTRAINED][:, chosen],
+                  MASKED: embed(sections, untrained, [pool[i] for i in chosen.tolist()],
+                                corpus.word2idx, masked=True)}
+    scores["pos"], penalties = pos_scores(pos_layers, labels, folds)
+    scores["pos"]["mix"], weights = pos_mix(sections, pos_layers[PRETRAINED], labels, folds, seed)
+    found["tests"]["pos"] = {"n": len(chosen), "answerable": 1.0,
+                             "unknown": float(unknown[chosen].float().mean()),
+                             "lemmas": len({pool[i].lemma for i in chosen.tolist()})}
+    found["pos"] = {"penalties": penalties, "mix_weights": weights}
     if scale.char_epochs and _has_characters(sections):
-        found["pretraining"]["char"], found["rare"] = measure_characters(
-            sections, scale, seed, device, corpus, pool, split, layers["word"],
+        found["pretraining"]["char"], rare = measure_characters(
+            sections, scale, seed, device, corpus, pool, splits["balanced"], layers[PRETRAINED],
             (chosen, folds, labels), log)
+        found["tests"] |= rare.pop("tests")
+        scores |= rare
     if nearest:
-        found["nearest"] = nearest_records(pool, layers["word"], split)
-    return found
+        found["nearest"] = nearest_records(pool, layers[PRETRAINED], splits["balanced"])
+    return found, scores
 
 
 def measure_characters(sections: Sections, scale: Scale, seed: int, device: torch.device,
                        corpus: GlossCorpus, pool: list[Example], split: Split,
                        word_layers: torch.Tensor, pos_task: tuple[torch.Tensor, ...],
                        log: Callable[[str], None]) -> tuple[dict, dict]:
-    """The character biLM of `seed`, and both biLMs on the test examples whose word the
-    word biLM reads as <unk>: (the character biLM's pre-training record, the "rare"
-    record). The character biLM spells out every word, in the vocabulary or not. Only the
-    lemmas with such a word are read: their examples are a sense pool of their own, split
-    as the whole pool is."""
+    """The character biLM of `seed`, pre-trained and untrained, and the word biLM, on the
+    test examples whose word the word biLM reads as <unk>: (the character biLM's
+    pre-training record, {"rare_sense": the balanced split's scores on those test examples,
+    "rare_pos": the probe's, trained and scored on those examples only, "tests": their
+    counts}). The character biLM spells out every word, in the vocabulary or not."""
     extra = sorted({e.word for e in pool} - set(corpus.word2idx))
     chars, record = pretrained_real(sections, corpus, scale, seed, device, True, extra, log=log)
-    chars = chars.to(device)
+    untrained = make_bilm(sections, corpus, scale, seed, True, extra)
     spelled = {**corpus.word2idx, **{w: len(corpus.word2idx) + n for n, w in enumerate(extra)}}
     unknown = torch.tensor([e.word not in corpus.word2idx for e in pool])
-    rare_lemmas = {(e.lemma, e.pos) for e, u in zip(pool, unknown.tolist(), strict=True) if u}
-    read = torch.tensor([(e.lemma, e.pos) in rare_lemmas for e in pool]).nonzero().flatten()
-    sub = [pool[i] for i in read.tolist()]
-    sub_split = Split(split.train[read], split.test[read])
-    tasks = {label: sense_task(sub, sub_split, label) for label in ("synset", "supersense")}
-    layers = {"word": word_layers[:, read], "char": embed(sections, chars, sub, spelled)}
-    rare = {name: read_layers(value, tasks, unknown[read]) for name, value in layers.items()}
-    rare["baselines"] = {label: sense_baselines(_restricted(task, unknown[read]))
-                         for label, task in tasks.items()}
+    rare_lemmas = {(pool[i].lemma, pool[i].pos) for i in (unknown & split.test).nonzero()
+                   .flatten().tolist()}
+    read = torch.tensor([(e.lemma, e.pos) in rare_lemmas and bool(split.train[i] | split.test[i])
+                         for i, e in enumerate(pool)]).nonzero().flatten()
     chosen, folds, labels = pos_task
-    position = torch.full((len(pool),), -1, dtype=torch.long)
-    position[read] = torch.arange(len(read))
-    rare_pos = unknown[chosen]
-    rare["pos"] = {name: pos_probe(value[:, position[chosen[rare_pos]]], labels[rare_pos],
-                                   folds[rare_pos]) for name, value in layers.items()}
-    return {**{k: record[k] for k in ("history", "seconds", "cpu_seconds", "tokens")},
+    rare_pos = chosen[unknown[chosen]]
+    both = torch.cat([read, rare_pos]).unique()  # what the character biLMs embed, once
+    where = torch.full((len(pool),), -1, dtype=torch.long)
+    where[both] = torch.arange(len(both))
+    spelled_layers = {name: embed(sections, bilm.to(device), [pool[i] for i in both.tolist()],
+                                  spelled) for name, bilm in (("char", chars),
+                                                              ("char_untrained", untrained))}
+    sub = [pool[i] for i in read.tolist()]
+    sense_layers = {PRETRAINED: word_layers[:, read],
+                    **{name: value[:, where[read]] for name, value in spelled_layers.items()}}
+    rare = {"rare_sense": sense_scores(sub, Split(split.train[read], split.test[read]),
+                                       sense_layers, ("chance",), unknown[read])}
+    keep = unknown[chosen]
+    pos_layers = {PRETRAINED: word_layers[:, rare_pos],
+                  **{name: value[:, where[rare_pos]] for name, value in spelled_layers.items()}}
+    rare["rare_pos"], _ = pos_scores(pos_layers, labels[keep], folds[keep], sweep=False)
+    rare["tests"] = {"rare_sense": {"n": len(rare["rare_sense"]["chance"]), "answerable": 1.0,
+                                    "unknown": 1.0, "lemmas": len(rare_lemmas)},
+                     "rare_pos": {"n": int(keep.sum()), "answerable": 1.0, "unknown": 1.0,
+                                  "lemmas": len({pool[i].lemma for i in rare_pos.tolist()})}}
+    return {**{k: record[k] for k in ("history", "seconds", "cpu_seconds", "tokens", "trained")},
             "perplexity": perplexity(sections, chars, corpus.heldout, corpus.word2idx)}, rare
 
 
@@ -828,8 +783,9 @@ def nearest_examples(vectors: torch.Tensor, bank: torch.Tensor, k: int = 5,
 def nearest_records(examples: Sequence[Example], layers: torch.Tensor, split: Split,
                     queries: Sequence[tuple[str, str]] = NEAREST_QUERIES, k: int = 5
                     ) -> list[dict]:
-    """For the first test example of each (lemma, pos) of `queries` in the pool, its `k`
-    nearest training examples of the same lemma per layer."""
+    """For the first test example of each (lemma, pos) of `queries` in `split` (the
+    balanced one: every test synset has training examples), its `k` nearest training
+    examples of the same lemma per layer."""
     found = []
     for lemma, pos in queries:
         same = [i for i, e in enumerate(examples) if (e.lemma, e.pos) == (lemma, pos)]
@@ -947,20 +903,69 @@ def nearest_to(sections: Sections, read: Reader, bank: Bank, sentence: str, word
 _WORKER: dict = {}  # what a forked worker needs: the sections, scale, device, corpus, log
 
 
-def _pretrain_in_worker(task: tuple[int, bool]) -> None:
-    seed, characters = task
+def _pretrain_in_worker(task: tuple[str, int | bool]) -> dict | None:
+    """("word" or "char", seed): pre-train (and cache) that biLM; ("speed", characters):
+    time the full scale's (`full_scale_speed`) and return it."""
+    kind, value = task
     torch.set_num_threads(_WORKER["threads"])
-    extra = _WORKER["extra"] if characters else ()
-    pretrained_real(_WORKER["sections"], _WORKER["corpus"], _WORKER["scale"], seed,
-                    _WORKER["device"], characters, extra, log=_WORKER["log"])
+    if kind == "speed":
+        return full_scale_speed(_WORKER["sections"], _WORKER["device"], bool(value))
+    characters = kind == "char"
+    pretrained_real(_WORKER["sections"], _WORKER["corpus"], _WORKER["scale"], int(value),
+                    _WORKER["device"], characters, _WORKER["extra"] if characters else (),
+                    log=_WORKER["log"])
+    return None
 
 
-def _measure_in_worker(seed: int) -> dict:
+def _measure_in_worker(seed: int) -> tuple[dict, dict]:
     torch.set_num_threads(_WORKER["threads"])
-    found = measure_seed(_WORKER["sections"], _WORKER["scale"], seed, _WORKER["device"],
-                         _WORKER["corpus"], log=_WORKER["log"], nearest=seed == _WORKER["first"])
-    _report(found, _WORKER["log"])
-    return found
+    found, scores = measure_seed(_WORKER["sections"], _WORKER["scale"], seed,
+                                 _WORKER["device"], _WORKER["corpus"], log=_WORKER["log"],
+                                 nearest=seed == _WORKER["first"])
+    _report(found, scores, _WORKER["log"])
+    return found, scores
+
+
+class LoadSampler:
+    """The machine's one-minute load average, sampled every `every` seconds in a thread
+    while a run lasts: the machine may be shared, and a wall clock means little without
+    it."""
+
+    def __init__(self, every: float = 5.0) -> None:
+        self.every, self.samples, self.stop = every, [os.getloadavg()[0]], threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while not self.stop.wait(self.every):
+            self.samples.append(os.getloadavg()[0])
+
+    def summary(self) -> dict[str, float]:
+        """{"start", "mean", "max"} of the samples; stops sampling."""
+        self.stop.set()
+        return {"start": self.samples[0], "mean": float(np.mean(self.samples)),
+                "max": float(max(self.samples))}
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time and that of its children that have ended, user and system."""
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def full_scale_cost(speeds: Sequence[dict], seeds: int) -> dict:
+    """What pre-training every biLM of `seeds` seeds at the full scale would cost here, from
+    `speeds` (`full_scale_speed`'s, the word biLM's first): {"word", "char": the measured
+    fractions, "cpu_hours": the whole pre-training, in CPU hours}."""
+    per_seed = sum(s["tokens"] * s["epochs"] * s["cpu_seconds"] / s["trained"] for s in speeds)
+    return {"word": speeds[0], "char": speeds[1] if len(speeds) > 1 else None,
+            "cpu_hours": per_seed * seeds / 3600}
+
+
+def _over_seeds(records: Sequence[dict], key: str) -> dict:
+    """{test: {count: [one per seed]}} of the records' "tests"."""
+    return {test: {name: [r[key][test][name] for r in records] for name in records[0][key][test]}
+            for test in records[0][key]}
 
 
 def run(sections: Sections, seeds: Sequence[int], scale: Scale | None = None,
@@ -971,11 +976,13 @@ def run(sections: Sections, seeds: Sequence[int], scale: Scale | None = None,
 
     On a CPU the work goes to `jobs` forked processes of `threads` torch threads each, in
     two rounds: every biLM of every seed is pre-trained (and cached), the longest first,
-    then every seed is measured (`measure_seed`, its biLMs from the cache). On a GPU, or
-    without a cache, one process does it all, seed by seed."""
-    started = time.perf_counter()
+    with the timing of the full scale's biLMs beside them; then every seed is measured
+    (`measure_seed`, its biLMs from the cache). On a GPU, or without a cache, one process
+    does it all, seed by seed. The findings are the seeds' scores read together
+    (`course.real_findings`)."""
+    started, cpu_started, load = time.perf_counter(), cpu_seconds(), LoadSampler()
     device = sections.setup.get_device() if device is None else device
-    scale = scale or SCALES["gpu" if device.type == "cuda" else "cpu"]
+    scale = scale or SCALES["full" if device.type == "cuda" else "cpu"]
     parallel = device.type != "cuda" and jobs > 1 and os.environ.get(CACHE_ENV_VAR, "x") != ""
     torch.set_num_threads(threads)
     log(f"reading the data and the vocabulary ({scale.name} scale) ...")
@@ -983,40 +990,61 @@ def run(sections: Sections, seeds: Sequence[int], scale: Scale | None = None,
     ngram = ngram_perplexities(corpus)
     log(f"{sum(map(len, corpus.train)):,} training tokens of definitions, vocabulary "
         f"{len(corpus.word2idx):,}; held-out perplexity of a unigram model "
-        f"{ngram['unigram']:.1f}, of a bigram model {ngram['bigram_forward']:.1f}")
+        f"{ngram['unigram']:.1f}, of a modified Kneser-Ney bigram model {ngram['bigram']:.1f}")
     pool = sense_pool(read_examples(), scale.lemmas)
     characters = bool(scale.char_epochs) and _has_characters(sections)
     _WORKER.update(sections=sections, scale=scale, device=device, corpus=corpus, log=log,
                    threads=threads, first=seeds[0],
                    extra=sorted({e.word for e in pool} - set(corpus.word2idx)))
+    speed = [] if scale.name == "full" else [("speed", c) for c in (False, True)[
+        : 1 + characters]]
     if parallel:
         context = multiprocessing.get_context("fork")
-        tasks = [(seed, True) for seed in seeds if characters] + [(s, False) for s in seeds]
-        log(f"pre-training {len(tasks)} biLMs in {jobs} processes ...")
+        longest = sorted([("char", s) for s in seeds if characters] + [("word", s) for s in seeds],
+                         key=lambda t: -(scale.char_epochs if t[0] == "char" else scale.epochs))
+        tasks = longest + speed
+        log(f"pre-training {len(tasks) - len(speed)} biLMs in {jobs} processes ...")
         with context.Pool(jobs) as workers:
-            workers.map(_pretrain_in_worker, tasks, chunksize=1)
-        log(f"measuring {len(seeds)} seeds in {jobs} processes ...")
-        with context.Pool(jobs) as workers:
-            runs = workers.map(_measure_in_worker, list(seeds), chunksize=1)
+            speeds = [found for found in workers.map(_pretrain_in_worker, tasks, chunksize=1)
+                      if found is not None]
+            log(f"measuring {len(seeds)} seeds in {jobs} processes ...")
+            measured = workers.map(_measure_in_worker, list(seeds), chunksize=1)
+            workers.close()
+            workers.join()
     else:
-        runs = [_measure_in_worker(seed) for seed in seeds]
-    first = runs[0]
+        speeds = [_pretrain_in_worker(task) for task in speed]
+        measured = [_measure_in_worker(seed) for seed in seeds]
+    records = [record for record, _ in measured]
+    log("the findings: a two-level bootstrap over the seeds and their test examples ...")
+    findings = real_findings.findings([scores for _, scores in measured],
+                                      real_findings.COMPARISONS
+                                      + tuple(real_findings.sweep_comparisons(PENALTIES)))
     return {"run": {"device": str(device), "jobs": jobs if parallel else 1, "threads": threads,
-                    "seconds": time.perf_counter() - started},
+                    "seconds": time.perf_counter() - started,
+                    "cpu_seconds": cpu_seconds() - cpu_started, "load": load.summary(),
+                    "code": code_digest(sections)},
             "scale": asdict(scale), "seeds": list(seeds),
             "data": {"definitions": len(read_definitions()), "examples": len(read_examples()),
-                     **first["counts"]},
-            "ngram": ngram, "nearest": first.pop("nearest"), "runs": runs}
+                     "definition_tokens": corpus.all_tokens,
+                     "train_tokens": sum(map(len, corpus.train)),
+                     "heldout_tokens": sum(len(s) + 1 for s in corpus.heldout),
+                     "vocabulary": len(corpus.word2idx), "pool": len(pool),
+                     "lemmas": len({(e.lemma, e.pos) for e in pool})},
+            "ngram": ngram, "full_scale": full_scale_cost(speeds, len(seeds)) if speeds else None,
+            "penalties": list(PENALTIES), "tests": _over_seeds(records, "tests"), **findings,
+            "nearest": records[0].pop("nearest"),
+            "runs": [{k: r[k] for k in ("seed", "pretraining", "pos")} for r in records]}
 
 
-def _report(found: dict, log: Callable[[str], None]) -> None:
+def _report(found: dict, scores: dict, log: Callable[[str], None]) -> None:
     word = found["pretraining"]["word"]
-    sense_ = found["sense"]["word"]
+    means = {test: {name: float(np.mean(v)) for name, v in values.items()}
+             for test, values in scores.items()}
     log(f"seed {found['seed']}: held-out perplexity {word['perplexity']['forward']:.1f} "
-        f"(trained in {word['cpu_seconds']:.0f} s of CPU); synset by layer "
-        + ", ".join(f"{a:.3f}" for a in sense_["synset"])
-        + f" (most frequent sense {found['baselines']['synset']['most_frequent']:.3f}); "
-        "part of speech by layer " + ", ".join(f"{a:.3f}" for a in found["pos"]["word"]["layers"]))
+        f"(trained in {word['cpu_seconds']:.0f} s of CPU); balanced sense by layer "
+        + ", ".join(f"{means['balanced'][reading(PRETRAINED, k)]:.3f}" for k in LAYERS)
+        + f" (chance {means['balanced']['chance']:.3f}); part of speech by layer "
+        + ", ".join(f"{means['pos'][reading(PRETRAINED, k)]:.3f}" for k in LAYERS))
 
 
 def sections_of(impl: str | Path) -> Sections:
@@ -1047,7 +1075,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the implementation's folder (default exercises)")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (default 5)")
     parser.add_argument("--scale", choices=sorted(SCALES), default=None,
-                        help="default: gpu on a GPU, cpu otherwise")
+                        help="default: full on a GPU, cpu otherwise")
     parser.add_argument("--out", type=Path, default=real_results.REPLICATE_OUT)
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="processes at once on a CPU (default 2, or 1 on one core)")

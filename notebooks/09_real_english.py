@@ -5,23 +5,12 @@
 # sense. Does any of it hold on English that nobody here wrote? WordNet 3.0 (Princeton) has
 # both halves of the paper's Sec. 5.3 offline, in `data/wordnet/`:
 #
-# * the **definitions** of its 117,659 synsets, about 1.2 million words of real English, to
-#   pre-train a biLM on (the paper used the 1B Word Benchmark, 800 million);
+# * the **definitions** of its synsets, real English, to pre-train a biLM on (the paper used
+#   the far larger 1B Word Benchmark);
 # * its **example sentences**, held apart and never trained on, each showing one sense of
 #   one word: *"they pulled the canoe up on the **bank**"* is `bank.n.01`, sloping land.
 #
-# The paper's method for word sense (Sec. 5.3): take the biLM's representation of the word
-# in every training example, average it per sense, and label a test example with the
-# nearest sense's average; a lemma that training never saw gets WordNet's first sense. Part
-# of speech: a linear probe on one layer. The paper found the second layer better for sense
-# (Table 5: 69.0 against 67.4 F1) and the first better for part of speech (Table 6: 97.3
-# against 96.8).
-#
-# The course ran all of it on its reference, 5 seeds, with an untrained biLM of the same
-# shape and seed as the control; `make replicate-real` runs it on **your** sections
-# (1, 2, 3, 5, 7, and 8 if written), in about ten minutes on two cores. This notebook shows
-# the data, the reference's results, and lets you type a sentence and see which WordNet
-# examples your biLM puts nearest to one of its words, layer by layer.
+# The cell below counts them.
 
 # %% tags=["parameters"]
 IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
@@ -50,9 +39,9 @@ print(Counter(e.pos for e in examples).most_common())
 # ## What an example is
 #
 # Each example names its word's synset, the synset's **supersense** (WordNet's
-# lexicographer file: `noun.artifact`, `verb.motion`, ... 45 in all, a coarse sense), its
-# rank among the lemma's senses (1: WordNet's first, the most frequent in its
-# sense-tagged corpus), and where the word stands in the sentence.
+# lexicographer file: `noun.artifact`, `verb.motion`, ..., a coarse sense), its rank among
+# the lemma's senses (WordNet's first sense is the most frequent in its sense-tagged
+# corpus, SemCor), and where the word stands in the sentence.
 
 # %%
 for example in [e for e in examples if e.lemma == "bank" and e.pos == "noun"][:6]:
@@ -61,38 +50,85 @@ for example in [e for e in examples if e.lemma == "bank" and e.pos == "noun"][:6
     say(f"{'':22} {definitions[example.synset]}")
 
 # %% [markdown]
+# ## Three questions, each read fairly
+#
+# The paper's method for word sense (Sec. 5.3): take the biLM's representation of the word
+# in every training example, average it per sense, and label a test example with the
+# nearest sense's average. How the examples are split decides what that measures:
+#
+# * **The natural split** (the examples as WordNet gives them, a random fifth to test on)
+#   asks *does a layer beat a frequency prior?* Most synsets have a single example, so most
+#   test examples have no training example of their synset: no reading can answer them, and
+#   every difference shrinks with the share that can. The priors: the most frequent sense
+#   by training counts (a tie is credited as a guess among the tied senses would be), and,
+#   named apart, WordNet's first sense, which knows the sense counts of a corpus that
+#   nothing else here saw.
+# * **The balanced split** (one held-out example of every synset with two examples or more,
+#   of lemmas with two such synsets) asks *can a layer tell senses apart?* Every test
+#   example is answerable, and any prior that gives a lemma one sense is right on exactly
+#   one of its test examples: chance, by construction.
+# * **Part of speech**: a linear probe on each layer, in folds that hold out lemmas, its
+#   penalty chosen by cross-validation inside the training folds. The untrained biLM is
+#   read twice: as it is, and with the word itself read as `<unk>`, so that only its
+#   context is left.
+#
+# Every claim is read against an **untrained biLM of the same shape and seed**: what it
+# already has, the architecture gives. Each finding is a paired difference (the same test
+# examples, read two ways) with a 95% interval from a two-level bootstrap: seeds, then test
+# examples within a seed. The verdict says *pre-training*, *the architecture* or *not at
+# this scale* only where the interval says so.
+#
 # ## The reference's results
 #
-# Mean ± sd over the reference's 5 seeds (`docs/results-real.json`). A
-# contextual layer is read against everything that needs no context: chance, the most
-# frequent sense of the training split, layer 0 (one vector per word form: equally near
-# senses share the credit), and an untrained biLM of the same shape and seed.
+# The course ran all of it on its reference (`docs/results-real.json`);
+# `make replicate-real` runs it on **your** sections (1, 2, 3, 5, 7, and 8 if written).
+# First, how large each test is and how much of it can be answered:
 
 # %%
 reference = real_results.load()
-for name in ("real_sense", "real_pos", "real_layers"):
-    display(Markdown(real_results.TABLES[name](reference)))
-
-# %%
-# Figure (fig-real-layers): The reference's readings per layer, mean ± sd over its seeds,
-# pre-trained and untrained, with the baselines; the last panel beside the paper's.
-display(real_results.plot_layers(reference))
+display(Markdown(real_results.TABLES["real_tests"](reference)))
+display(Markdown(real_results.TABLES["real_pretraining"](reference)))
 
 # %% [markdown]
-# **Predict** before reading the tables: on a few hundred thousand words of definitions,
-# does pre-training teach the biLM more about part of speech or about word sense?
+# **Predict** before reading on: with what a few minutes of CPU buy (a part of one pass over
+# the definitions, a biLM far smaller than the paper's), which of these would you expect
+# pre-training to add to: telling a word's senses apart, beating WordNet's first sense,
+# telling its part of speech? And how much of each would an untrained biLM already have?
+
+# %%
+display(Markdown(real_results.TABLES["real_balanced"](reference)))
+display(Markdown(real_results.TABLES["real_natural"](reference)))
+display(Markdown(real_results.TABLES["real_pos"](reference)))
+
+# %%
+# Figure (fig-real-layers): Each test's accuracy per layer, the pre-trained biLM beside the
+# untrained one of the same shape and seed, each with its 95% interval, the priors as lines.
+display(real_results.plot_layers(reference))
+
+# %%
+# Figure (fig-real-findings): The comparisons named in advance, each a paired difference
+# with its 95% interval, coloured by the verdict its interval allows.
+display(real_results.plot_findings(reference))
+
+# %% [markdown]
+# The findings in words, every number from the same results:
+
+# %%
+display(Markdown(real_results.TABLES["real_summary"](reference)))
+
+# %% [markdown]
+# ## What the literature leads one to expect
 #
-# <details><summary>What the reference's results show</summary>
-#
-# Part of speech, on lemmas the probe never saw: layers 1 and 2 of the pre-trained biLM
-# are well above the untrained biLM's, which are well above the majority class. Word
-# sense: the contextual layers are below the most frequent sense of the training split,
-# and no better than the untrained biLM's (an LSTM that was never trained still sets
-# sentences with words in common near each other): this much text does not teach the biLM
-# what words mean. Syntax comes first.
-#
-# </details>
-#
+# The paper read its biLM with the same nearest-sense method (Peters et al. 2018, Table 5)
+# and the same linear probe (Table 6), at a far larger scale; contextual encoders have
+# since been probed against untrained ones (Tenney et al. 2019; Liu et al. 2019;
+# Zhang and Bowman 2018). Which of the findings above are expected at this scale, and which would
+# be news?
+
+# %%
+display(Markdown(real_results.TABLES["real_expected"](reference)))
+
+# %% [markdown]
 # ## Your biLM reads a sentence
 #
 # Your sections pre-train the biLM: the one `make replicate-real` trained (seed 0), from
@@ -120,14 +156,15 @@ if read is not None:
 
 # %% [markdown]
 # Reading: at layer 0 every example of the same word form is equally near (one vector per
-# word), so the order there is the bank's; from layer 1 on the order follows the sentence.
-# Try the other sense (*"she paid the cheque into the bank"*), a verb (*"they play
-# chess"*), or a word the biLM has never seen.
+# word), so the order there is the bank's; from layer 1 on the order follows the sentence,
+# and not always its sense: an untrained biLM also sets sentences with words in common
+# near each other. Try the other sense (*"she paid the cheque into the bank"*), a verb
+# (*"they play chess"*), or a word the biLM has never seen.
 #
 # ## Your numbers beside the reference's
 #
-# After `make replicate-real` (about ten minutes on two cores), its results are in
-# `build/replicate-real/`: the same tables, the figures, and this comparison.
+# After `make replicate-real`, its results are in `build/replicate-real/`: the same tables,
+# the figures, and this comparison.
 
 # %%
 yours = real_results.REPLICATE_OUT / "results.json"

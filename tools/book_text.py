@@ -25,6 +25,8 @@ CITATIONS = {
     "Zhang and Bowman 2018": "zhang2018",
     "Hewitt and Liang 2019": "hewitt2019",
     "Miller 1995": "miller1995",
+    "Tenney et al. 2019": "tenney2019",
+    "Liu et al. 2019": "liu2019",
 }
 # "Peters et al. 2018", "Zhang and Bowman 2018", "Ethayarajh 2019": a citation as prose writes it.
 CITATION = re.compile(r"\b[A-Z][a-z]+(?: et al\.| and [A-Z][a-z]+)? (?:19|20)\d\d(?![\w-])")
@@ -41,6 +43,7 @@ CONSTANTS = {
     "0.1": "the gap that the course's targets count (course.targets.MIN_GAP)",
     "0.9": "the 1-NN and mix accuracy that the course's targets count (course.targets)",
     "0.5": "chance between a word's two senses",
+    "95%": "the confidence of every interval (course.real_findings)",
     "8.5": "the notebook's width in inches, which every figure fits (course.plots)",
 }
 
