@@ -19,9 +19,11 @@ very bytes are that run's save too. Ctrl-C stops it, a run in progress included.
 
 The tests run in a preloaded process: a fork server (multiprocessing's "forkserver", started
 with the watcher) that has imported torch, torch._dynamo, pytest, hypothesis and the course's
-runtime once (PRELOADED) and forks a child for each command of `make test`'s recipe, as
-`make -n` prints it. A child starts with those imports done instead of spending seconds on
-them; it is forked afresh for every run, so no run inherits another's state. Fork is safe
+runtime once (PRELOADED) and forks a child for each run, which runs `make test`'s recipe as
+`make -n` prints it (the tests, then the table) in itself. A child starts with those imports done instead of spending seconds on
+them; it is forked afresh for every run, so no run inherits another's state. A run begins
+as soon as its save is seen: pytest configures itself while the save settles, and its
+session (the tests, the results' clock and digests) starts once it has. Fork is safe
 there because that server is a process of its own, started afresh: it runs no torch
 operation (importing torch starts none of its thread pools, and no device is initialised),
 so each child sets torch up as a fresh process would; and it has no thread that could hold a
@@ -238,17 +240,36 @@ def planned(section: Section, make_args: list[str]) -> tuple[Command, Command] |
     return (tests, table) if tests and table else None
 
 
-def _main(command: Command) -> int:
-    """`python -m MODULE ARGS` in this process: its module's `main(args)`."""
+def _main(command: Command, **options) -> int:
+    """`python -m MODULE ARGS` in this process: its module's `main(args, **options)`."""
     os.environ.update(command.env)
     sys.argv = [command.module, *command.args]
-    return int(importlib.import_module(command.module).main(list(command.args)))
+    return int(importlib.import_module(command.module).main(list(command.args), **options))
 
 
-def _run(tests: Command, table: Command) -> None:
+def _gate(signal_from_watcher) -> object:
+    """A pytest plugin: the session starts once the watcher sends True (the save has
+    settled); until then pytest configures, which reads no section module. False, the
+    watcher gone, or Ctrl-C: the process ends before it has printed anything."""
+    import pytest
+
+    class Gate:
+        @pytest.hookimpl(tryfirst=True)  # before the results' clock and digests start
+        def pytest_sessionstart(self) -> None:
+            try:
+                go = signal_from_watcher.recv()
+            except (EOFError, KeyboardInterrupt):
+                go = False
+            if not go:
+                os._exit(0)
+
+    return Gate()
+
+
+def _run(tests: Command, table: Command, signal_from_watcher) -> None:
     """In a child of the fork server: the recipe's two commands, as a fresh process would run
-    each: the tests, then the table unless the tests could not run; exits with the tests'
-    status."""
+    each: the tests (once the watcher says so: `_gate`), then the table unless the tests
+    could not run; exits with the tests' status."""
     # What the server loaded is never garbage: no collection here walks it (pytest collects
     # three times as it ends, a third of a second each over torch's objects).
     gc.freeze()
@@ -263,12 +284,43 @@ def _run(tests: Command, table: Command) -> None:
 
     numpy.random.seed()
     os.chdir(ROOT)
-    status = _main(tests)
+    status = _main(tests, plugins=[_gate(signal_from_watcher)])
     if status <= 1:  # as the recipe: `[ $status -gt 1 ] || table`
         sys.stdout.flush()
         sys.stderr.flush()
         _main(table)
     raise SystemExit(status)
+
+
+@dataclass
+class Run:
+    """One `make test SECTION=n` in a child of the fork server, begun as its section's save
+    was first seen: pytest configures while the save settles, and runs the tests on `go`."""
+
+    section: Section
+    child: object  # a multiprocessing Process
+    gate: object  # the sending end of the child's `_gate`
+
+    def go(self) -> int:
+        """Run the tests, then the table; the exit status (-N: killed by signal N)."""
+        try:
+            self.gate.send(True)
+        except OSError:  # it has ended already: pytest could not configure itself
+            pass
+        self.gate.close()
+        try:
+            self.child.join()
+        except KeyboardInterrupt:  # the child had it too: it stops, or is stopped
+            self.child.join(INTERRUPTED_S)
+            if self.child.exitcode is None:
+                self.child.kill()
+            raise
+        return self.child.exitcode
+
+    def cancel(self) -> None:
+        """End it before its tests run (the save came to nothing): it prints nothing."""
+        self.gate.close()
+        self.child.join()
 
 
 class Preloaded:
@@ -287,19 +339,17 @@ class Preloaded:
         finally:
             signal.signal(signal.SIGINT, handler)
 
-    def run(self, tests: Command, table: Command) -> int:
-        """Run the recipe's commands in a child of the server; its exit status (-N: killed by
-        signal N)."""
-        child = self.context.Process(target=_run, args=(tests, table), name="make test")
+    def start(self, section: Section, make_args: list[str]) -> Run | None:
+        """Begin `section`'s `make test` in a child, its tests held until `Run.go`; None
+        where `make test` would run anything but its recipe (`planned`)."""
+        plan = planned(section, make_args)
+        if plan is None:
+            return None
+        receiving, sending = self.context.Pipe(duplex=False)
+        child = self.context.Process(target=_run, args=(*plan, receiving), name="make test")
         child.start()
-        try:
-            child.join()
-        except KeyboardInterrupt:  # the child had it too: it stops, or is stopped
-            child.join(INTERRUPTED_S)
-            if child.exitcode is None:
-                child.kill()
-            raise
-        return child.exitcode
+        receiving.close()
+        return Run(section, child, sending)
 
 
 def preload_refusal(platform: str = sys.platform) -> str | None:
@@ -309,20 +359,22 @@ def preload_refusal(platform: str = sys.platform) -> str | None:
     return None
 
 
-def run_section(section: Section, make_args: list[str], server: Preloaded | None) -> int:
-    """`make test SECTION=n` as the learner runs it (in the server's children where there is
-    one and the recipe is the one it knows); its exit status."""
+def run_section(section: Section, make_args: list[str], server: Preloaded | None,
+                begun: Run | None = None) -> int:
+    """`make test SECTION=n` as the learner runs it: `begun` where it is this section's, else
+    in a child of `server` where there is one and `make test` runs its recipe, else `make
+    test` itself; its exit status."""
     print(f"\n== {section.file_name} saved: make test SECTION={section.number}", flush=True)
-    plan = planned(section, make_args) if server is not None else None
-    if plan is None:
-        if server is not None:
-            print("(make test runs more than its tests and table now: this run in a process "
-                  "of its own)", flush=True)
-        make = os.environ.get("MAKE", "make")
-        command = [make, "--no-print-directory", "test", f"SECTION={section.number}",
-                   *make_args]
-        return subprocess.run(command, cwd=ROOT).returncode
-    return server.run(*plan)
+    run = begun if begun is not None and begun.section == section else \
+        server.start(section, make_args) if server is not None else None
+    if run is not None:
+        return run.go()
+    if server is not None:
+        print("(make test runs more than its tests and table now: this run in a process of "
+              "its own)", flush=True)
+    make = os.environ.get("MAKE", "make")
+    command = [make, "--no-print-directory", "test", f"SECTION={section.number}", *make_args]
+    return subprocess.run(command, cwd=ROOT).returncode
 
 
 def watch(folder: Path, make_args: list[str], only: Section | None = None, poll: bool = False,
@@ -345,6 +397,7 @@ def watch(folder: Path, make_args: list[str], only: Section | None = None, poll:
     ready = False
     # before the watcher starts: no save after it goes unnoticed
     tested = RunHistory(signatures(folder))
+    begun: Run | None = None  # a run begun as its save was first seen
     try:
         server = None if refusal else Preloaded()
         for _ in changes(folder, poll, stop):
@@ -353,11 +406,17 @@ def watch(folder: Path, make_args: list[str], only: Section | None = None, poll:
                 print(f"watching {which} in {shown(folder)}/ ({how}; {runs}): save one to run "
                       "its tests; Ctrl-C stops", flush=True)
             now = signatures(folder)
-            if any(now[s.number] not in (None, tested.signatures[s.number]) for s in watched):
-                now = settled(folder, settle_s)  # a save: once it is over
+            moved = [s for s in watched if now[s.number] not in (None, tested.signatures[s.number])]
+            if moved:  # a save: its run begins, and its tests start once the save is over
+                begun = server.start(moved[0], make_args) if server is not None else None
+                now = settled(folder, settle_s)
             for section in saved_since(tested, now, folder, only):
+                if begun is not None and begun.section != section:
+                    begun.cancel()  # the first save to run is another
+                    begun = None
                 tested_bytes = digest(folder / section.file_name)
-                run_section(section, make_args, server)
+                run_section(section, make_args, server, begun)
+                begun = None
                 tested.runs[section.number] = (tested_bytes, time.time_ns())
                 if once:
                     return 0
@@ -366,6 +425,9 @@ def watch(folder: Path, make_args: list[str], only: Section | None = None, poll:
                     timer = threading.Timer(timeout, stop.set)
                     timer.daemon = True
                     timer.start()
+            if begun is not None:  # the save came to nothing (its module is missing, say)
+                begun.cancel()
+                begun = None
             if stop.is_set():
                 break
     except KeyboardInterrupt:
