@@ -8,9 +8,12 @@
 2. extraction throughput, batched vs one sentence at a time (bench/extraction.py);
 3. the test loop: `make test` on the reference, whole and section by section, its collection
    before and now, and `make check` (bench/test_loop.py), a few minutes;
-   `--no-test-loop` skips it, `--no-check` only `make check`.
+   `--no-test-loop` skips it (and 5.), `--no-check` only `make check`.
 4. grading: the sandbox's cost per run and a generated class of 30 graded with --jobs 2
    (bench/grading.py), several minutes; `--no-grading` skips it.
+5. the watch loop: `make watch`, save by save, beside `make test SECTION=n`, every section
+   (bench/watch_loop.py), a few minutes; recorded in a block of its own (its own markers),
+   which `python -m tools.bench.watch_loop --record` also writes alone.
 
 The training and extraction run on `--threads` torch threads: one by default, because every
 tensor here is small and on two shared cores a second thread mostly adds synchronisation
@@ -34,7 +37,7 @@ import numpy
 import torch
 
 from course.registry import ROOT
-from tools.bench import batching, extraction, test_loop, time_to_target
+from tools.bench import batching, extraction, test_loop, time_to_target, watch_loop
 from tools.bench import grading as grading_bench
 
 MIN_SPEEDUP = 20.0
@@ -89,20 +92,20 @@ def machine() -> dict[str, str]:
 
 
 def record(path: Path, header: dict[str, str], sections: dict[str, list[str]],
-           found: list[Goal]) -> None:
-    """Replace what lies between BEGIN and END in `path` with this run's results."""
+           found: list[Goal], begin: str = BEGIN, end: str = END) -> None:
+    """Replace what lies between `begin` and `end` in `path` with this run's results."""
     text = path.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{path}: expected the markers {BEGIN} and {END}; found none")
+    if begin not in text or end not in text:
+        raise SystemExit(f"{path}: expected the markers {begin} and {end}; found none")
     rows = ["| | |", "|---|---|", *(f"| {key} | {value} |" for key, value in header.items())]
     rows += ["", "| goal | measured | verdict |", "|---|---|---|"]
     rows += [f"| {g.name} | {g.measured} | {'met' if g.met else '**missed**'}: {g.by} |"
              for g in found]
     for title, lines in sections.items():
         rows += ["", f"**{title}**", "", "```text", *lines, "```"]
-    before, rest = text.split(BEGIN, 1)
-    after = rest.split(END, 1)[1]
-    path.write_text(f"{before}{BEGIN}\n{chr(10).join(rows)}\n{END}{after}")
+    before, rest = text.split(begin, 1)
+    after = rest.split(end, 1)[1]
+    path.write_text(f"{before}{begin}\n{chr(10).join(rows)}\n{end}{after}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -152,8 +155,14 @@ def main(argv: list[str] | None = None) -> None:
         graded = grading_bench.measure()
         report("4. grading", grading_bench.describe(graded))
         found += grading_bench.goals(graded, Goal)
+    watched, watch_goals = None, []
+    if not args.no_test_loop:  # 5. the watch loop
+        print("\ntiming make watch save by save, beside make test: a few minutes", flush=True)
+        watched = watch_loop.measure()
+        print(f"\n== {watch_loop.TITLE}", *watch_loop.describe(watched), sep="\n", flush=True)
+        watch_goals = watch_loop.goals(watched, Goal)
     load_after = os.getloadavg()
-    print("\n== goals", *(g.line() for g in found), sep="\n")
+    print("\n== goals", *(g.line() for g in found + watch_goals), sep="\n")
     if args.record:
         header = {
             "date": started.strftime("%Y-%m-%d %H:%M UTC"),
@@ -165,6 +174,9 @@ def main(argv: list[str] | None = None) -> None:
                                     f"{load_after[0]:.2f} at the end",
         }
         record(args.record, header, sections, found)
+        if watched is not None:
+            record(args.record, header, {watch_loop.TITLE: watch_loop.describe(watched)},
+                   watch_goals, watch_loop.BEGIN, watch_loop.END)
         print(f"results written to {args.record}")
     print(time_to_target.describe(target)[-1])  # again, so that it is the last line
 
