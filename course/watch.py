@@ -18,20 +18,20 @@ editor that writes a file twice gets one run. Bytes written again while a run te
 very bytes are that run's save too. Ctrl-C stops it, a run in progress included.
 
 The tests run in a preloaded process: a fork server (multiprocessing's "forkserver", started
-with the watcher) that has imported torch, torch._dynamo, pytest, hypothesis and the course's
-runtime once (PRELOADED) and forks a child for each run, which runs `make test`'s recipe as
-`make -n` prints it (the tests, then the table) in itself. A child starts with those
-imports done instead of spending seconds on them; it is forked afresh for every run, so no
-run inherits another's state. A run begins as soon as its save is seen: pytest configures
-itself while the save settles, and its session (the tests, the results' clock and digests)
-starts once it has. Fork is safe there because that server is a process of its own, started
-afresh: it runs no torch operation (importing torch starts none of its thread pools, and no device is initialised),
-so each child sets torch up as a fresh process would; and it has no thread that could hold a
-lock across the fork (the one numpy's BLAS starts stops itself around a fork). The watcher's
-own threads (the file events', the timeout's) stay in the watcher. Elsewhere than Linux (on
-macOS system libraries are not fork-safe; Windows has no fork), with `--fresh`, and where
-`make -n` prints more than that recipe (an install first), a save runs `make test` itself,
-a process of its own.
+with the watcher) that has imported torch, torch._dynamo, pytest, hypothesis and the
+course's runtime once (PRELOADED) and forks a child for each run, which runs `make test`'s
+recipe as `make -n` prints it (the tests, then the table) in itself. A child starts with
+those imports done instead of spending seconds on them; it is forked afresh for every run,
+so no run inherits another's state. A run begins as soon as its save is seen: pytest
+configures itself while the save settles, and its session (the tests, the results' clock and
+digests) starts once it has. Fork is safe there because that server is a process of its own,
+started afresh: it runs no torch operation (importing torch starts none of its thread pools,
+and no device is initialised), so each child sets torch up as a fresh process would; and it
+has no thread that could hold a lock across the fork (the one numpy's BLAS starts stops
+itself around a fork). The watcher's own threads (the file events', the timeout's) stay in
+the watcher. Elsewhere than Linux (on macOS system libraries are not fork-safe; Windows has
+no fork), with `--fresh`, and where `make -n` prints more than that recipe (an install
+first), a save runs `make test` itself, a process of its own.
 
 `--once` stops after the first run, and `--timeout S` after S seconds without one: what a
 test needs to drive it.
