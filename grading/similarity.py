@@ -6,8 +6,9 @@ Each entry of SUBMISSIONS_DIR (a folder or a `.zip`, dot-files left out) is read
 reads it (`grading.submissions`). The report holds
 
 * **pairs**: for each section, the learner's part of each module (`learner_part`: what
-  differs from the handout, which `tools.exercises` generates from the reference: the
-  functions a learner fills in, and anything a learner added), in a canonical layout
+  differs from the handout, `exercises/` as `make exercises` generated it from the
+  reference, its manifest's digests checked: the functions a learner fills in, and anything
+  a learner added), in a canonical layout
   (`ast.unparse`: comments and formatting gone), is compared with every other submission's
   by copydetect's fingerprints (every run of NOISE characters of code in which names and
   strings are filtered out, so that renaming changes nothing and the order of functions
@@ -45,6 +46,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import hashlib
 import io
 import json
 import sys
@@ -57,9 +59,8 @@ from copydetect import CodeFingerprint, compare_files
 from copydetect.utils import get_token_coverage
 
 from course import signatures
-from course.registry import REFERENCE_DIR, SECTIONS, Section
+from course.registry import EXERCISES_DIR, REFERENCE_DIR, SECTIONS, Section
 from course.results import ERROR, FAILED
-from tools.exercises import generate
 
 from .reports import number, read_grades, shown
 from .submissions import Submission, read_submission, unique_names
@@ -220,11 +221,38 @@ def _total(parts: list[Shared]) -> tuple[float, float]:
             sum(p.b for p in parts) / own_b if own_b else 0.0)
 
 
+HANDOUT_MANIFEST = ".generated.json"  # tools/exercises.py writes it beside the stubs
+
+
+def read_handout(handout_dir: Path = EXERCISES_DIR) -> dict[str, str]:
+    """The handout's section modules, {file name: text}, each as `make exercises` wrote it.
+
+    Raises:
+        ValueError: a module differs from the digest the generator recorded for it (a
+            checkout in which someone filled in the stubs), naming it and the fix.
+    """
+    manifest = json.loads((handout_dir / HANDOUT_MANIFEST).read_text())["files"]
+    handouts, changed = {}, []
+    for name, digest in manifest.items():
+        path = handout_dir / name
+        data = path.read_bytes() if path.exists() else b""
+        if hashlib.sha256(data).hexdigest() != digest:
+            changed.append(name)
+        handouts[name] = data.decode()
+    if changed:
+        raise ValueError(f"{handout_dir}: {', '.join(changed)} not as the generator wrote "
+                         "them: compare against a clean handout (`make exercises FORCE=1`, "
+                         "or a fresh clone)")
+    return handouts
+
+
 def compare(submissions: list[Submission], reference_dir: Path = REFERENCE_DIR,
-            sections: Iterable[Section] = SECTIONS) -> tuple[list[Pair], list[ReferenceMatch]]:
+            sections: Iterable[Section] = SECTIONS, handouts: dict[str, str] | None = None
+            ) -> tuple[list[Pair], list[ReferenceMatch]]:
     """The pairs of `submissions` that share their own code, best first, and the
-    submissions whose code is the reference's."""
-    handouts = generate(reference_dir)
+    submissions whose code is the reference's; `handouts` the handout's modules
+    (`read_handout()` when None)."""
+    handouts = read_handout() if handouts is None else handouts
     prints: dict[str, dict[int, CodeFingerprint]] = {s.name: {} for s in submissions}
     against_reference: dict[str, dict[int, Shared]] = {s.name: {} for s in submissions}
     for section in sections:
@@ -402,9 +430,10 @@ def markdown(report: dict) -> str:
 
 
 def build(submissions: list[Submission], results=None, reference_dir: Path = REFERENCE_DIR,
-          known: list[signatures.Known] | None = None) -> dict:
-    """The report as the JSON holds it."""
-    pairs, matches = compare(submissions, reference_dir)
+          known: list[signatures.Known] | None = None,
+          handouts: dict[str, str] | None = None) -> dict:
+    """The report as the JSON holds it (`handouts`: as `compare` takes them)."""
+    pairs, matches = compare(submissions, reference_dir, handouts=handouts)
     return {
         "format": FORMAT,
         "settings": {"noise": NOISE, "pair_at_least": PAIR_AT_LEAST,
@@ -443,10 +472,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         submissions = read_class(args.submissions)
         results = read_grades(args.grades) if args.grades else None
+        handouts = read_handout()
     except (OSError, ValueError, KeyError, TypeError) as err:
         print(f"grading.similarity: {err}", file=sys.stderr)
         return 1
-    report = build(submissions, results)
+    report = build(submissions, results, handouts=handouts)
     for path in write_report(report, args.out):
         print(path)
     print(f"{len(report['pairs'])} pair(s), {len(report['reference'])} match(es) of the "

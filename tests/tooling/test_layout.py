@@ -42,6 +42,12 @@ def test_the_section_tests_import_only_the_runtime(path):
     assert not imported_packages(path) & set(NEVER_SHIPPED)
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "grading").glob("*.py")), ids=lambda p: p.name)
+def test_the_instructors_grader_imports_nothing_of_the_maintainers_tools(path):
+    assert "tools" not in imported_packages(path), (
+        f"grading/{path.name} imports tools/: an instructor's grader stands on course/ alone")
+
+
 def test_the_locks_hold_exactly_the_pins_of_pyproject():
     groups = lock.groups()
     locked = {group: lock.read_lock(path) for group, path in lock.LOCKS.items()}

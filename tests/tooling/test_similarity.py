@@ -19,13 +19,14 @@ import ast
 import json
 import random
 import re
+import shutil
 import zipfile
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from course.registry import REFERENCE_DIR, ROOT, SECTIONS
+from course.registry import EXERCISES_DIR, REFERENCE_DIR, ROOT, SECTIONS
 from course.signatures import Known
 from grading import similarity
 from grading.reports import json_report
@@ -509,6 +510,16 @@ def test_the_command_writes_both_reports(tmp_path):
     assert [m["name"] for m in data["reference"]] == ["alice"]
     assert data["pairs"] == [] and data["wrong_outputs"] == []
     assert "# Similarity of 2 submissions" in (out / "similarity.md").read_text()
+
+
+def test_the_handout_is_read_as_generated_and_a_filled_in_one_is_refused(tmp_path):
+    assert similarity.read_handout() == {n: t for n, t in generate().items()
+                                         if n != similarity.HANDOUT_MANIFEST}
+    filled = tmp_path / "exercises"
+    shutil.copytree(EXERCISES_DIR, filled)
+    (filled / "s3_bilm.py").write_text((REFERENCE_DIR / "s3_bilm.py").read_text())
+    with pytest.raises(ValueError, match=r"s3_bilm\.py not as the generator wrote them"):
+        similarity.read_handout(filled)
 
 
 def test_copydetect_is_the_instructors_pin_not_the_learners():
