@@ -67,7 +67,7 @@ MATHJAX_PATH = "mathjax/tex-mml-chtml.js"  # under _static/ once built
 # folder named _static in each page.
 ASSETS = "_assets"
 STYLESHEET = "book.css"
-DOCS = ("learners.md", "notebooks.md", "analysis.md")  # docs/, in this order
+DOCS = ("learners.md", "notebooks.md", "analysis.md", "design.md")  # docs/, in this order
 BIBLIOGRAPHY = ROOT / "docs" / "references.bib"
 # The pages whose prose numbers the check does not read yet: their numbers are still typed.
 PROSE_UNCHECKED = ("analysis",)
