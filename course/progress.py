@@ -188,8 +188,8 @@ def table(progress: list[SectionProgress], now: datetime.datetime | None = None)
 
 
 def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
-    """What to do now: the first section in course order that is not done, its file, hint
-    and first problem (or how to run it); when every section is done, that."""
+    """What to do now: the first section in course order that is not done, its file, its
+    question and first problem (or how to run it); when every section is done, that."""
     changed = [p.section.number for p in progress if p.changed]
     again = (f"`make test SECTION={changed[0]}` runs it again" if len(changed) == 1
              else "`make test` runs them all again")
@@ -202,7 +202,8 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
     lines = [f"Next: section {section.number} ({section.name}), {section.title}, in "
              f"{shown(impl_dir / section.file_name)}"]
     if problem is None:  # once it has run, its first problem and `make hint` say more
-        lines += [f"  hint: {section.hint}", f"  not run yet: make test SECTION={section.number}"]
+        lines += [f"  it asks: {section.question}",
+                  f"  not run yet: make test SECTION={section.number}"]
         return "\n".join([*lines, *rerun])
     # A test's own message comes before pytest's " assert ..." introspection: show only it.
     message, _, introspection = problem["message"].partition(" assert ")

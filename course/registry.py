@@ -58,7 +58,7 @@ class Section:
     title: str
     points: int
     notebook: str
-    hint: str
+    question: str  # what the section asks, never its recipe
     bonus: bool = False  # its points come on top of the course's 100
     # (concept id, weight): how many tests each test of that concept counts as in the
     # section's points; a concept not named counts 1 (course.toml's header)

@@ -106,7 +106,7 @@ unfinished = [section for section in SECTIONS if stubs_left(IMPL, section)]
 if unfinished:
     section = unfinished[0]
     print(f"next: section {section.number}, {section.title}, in {section.notebook}")
-    print(f"hint: {section.hint}")
+    print(f"it asks: {section.question}")
 else:
     print("every section is written: run `make test` to see whether each passes its checks")
 

@@ -484,9 +484,9 @@ def test_progress_gives_points_in_proportion_and_the_next_step():
     step = next_step(progress, ROOT / "exercises")
     assert "section 3 (bilm)" in step and "exercises/s3_bilm.py" in step
     assert "test_shapes (failed)" in step and "SECTION=3" in step
-    assert BILM.hint not in step, "once a section has run, its first problem, not its tip"
-    assert "hint: " in next_step(progress[:2] + [SectionProgress(BILM, ())] + progress[3:],
-                                 ROOT / "exercises"), "before its first run, its tip"
+    assert BILM.question not in step, "once a section has run, its first problem"
+    assert BILM.question in next_step(progress[:2] + [SectionProgress(BILM, ())] + progress[3:],
+                                      ROOT / "exercises"), "before its first run, its question"
     assert "layers: expected (3, 7, 1, 512)" in step and "torch.Size" not in step
 
 

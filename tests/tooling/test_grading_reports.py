@@ -30,7 +30,8 @@ from grading.store import Store
 from grading.submissions import Submission, read_submission, unique_names
 
 COURSE = [s for s in SECTIONS if not s.bonus]
-BONUS = Section(8, "extra", "s8_extra", "A bonus", 5, "08_extra.ipynb", "hint", bonus=True)
+BONUS = Section(8, "extra", "s8_extra", "A bonus", 5, "08_extra.ipynb", "a question?",
+                bonus=True)
 NODEIDS = [f"tests/sections/test_s1_setup.py::test_{n}" for n in ("a", "b", "c")]
 EXITED = {code: code << 8 for code in (0, 1, 3)}  # wait statuses
 
