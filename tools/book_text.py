@@ -7,13 +7,19 @@
 * Numbers. A number in a sentence that a run computed is written into it with Jupyter
   Book's glue ({glue:text}`name:.2f`, kept by `course.notebook.glue`); a number typed in
   prose is either a size or a name (an integer: section 3, 96 sentences, 10 epochs) or one
-  of `CONSTANTS`, each with what it is. `typed_numbers` finds any other: a decimal, a share
-  or a fraction typed into a sentence is a measurement that no run keeps true.
+  of `CONSTANTS`, each with what it is. A Markdown page (docs/analysis.md) has no glue: its
+  measured numbers are in blocks that `tools.results` generates from the results files,
+  tables and sentences alike, between `<!-- table: NAME -->` and `<!-- /table -->`, which
+  `make check` keeps equal to what the results give. `typed_numbers` finds any other: a
+  decimal, a share or a fraction typed into a sentence, or into a block that no results
+  file writes, is a measurement that no run keeps true.
 """
 
 from __future__ import annotations
 
 import re
+
+from .results import GENERATED, TABLE
 
 # The works the course cites, as its prose names them: the bibliography's keys.
 CITATIONS = {
@@ -78,9 +84,16 @@ def unlinked_citations(text: str) -> list[str]:
     return CITATION.findall(prose(text))
 
 
+def handwritten(text: str) -> str:
+    """Markdown `text` without its generated blocks: those between `<!-- table: NAME -->` and
+    `<!-- /table -->` whose NAME is one that `tools.results` writes (`GENERATED`). A block
+    under any other name is kept, to be read as the prose it is."""
+    return TABLE.sub(lambda block: "\n" if block["name"] in GENERATED else block[0], text)
+
+
 def typed_numbers(text: str) -> list[str]:
     """The measurements typed into Markdown `text`'s sentences: every decimal, share or
-    fraction that is neither glued, nor in code or maths, nor part of a name (Sec. 3.4,
-    Python 3.11), nor one of `CONSTANTS`."""
-    words = _NAMED.sub(" ", prose(text))
+    fraction that is neither generated (`handwritten`), nor glued, nor in code or maths, nor
+    part of a name (Sec. 3.4, Python 3.11), nor one of `CONSTANTS`."""
+    words = _NAMED.sub(" ", prose(handwritten(text)))
     return [number for number in _MEASURED.findall(words) if number not in CONSTANTS]

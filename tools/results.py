@@ -362,6 +362,8 @@ def table_unseen_words(results: dict) -> str:
 TABLES: dict[str, Callable[[dict], str]] = {
     name.removeprefix("table_"): function for name, function in globals().items()
     if name.startswith("table_")}
+# Every block's name that `render` writes: these tables and ELMo on real English's.
+GENERATED = frozenset(TABLES) | frozenset(real_results.TABLES)
 
 
 def render(text: str, results: dict) -> str:

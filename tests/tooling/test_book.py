@@ -72,6 +72,14 @@ def test_a_number_typed_in_prose_is_found_unless_glued_coded_named_or_a_constant
     assert all(why for why in book_text.CONSTANTS.values()), "each constant says what it is"
 
 
+def test_a_number_in_a_generated_block_is_not_typed_but_one_outside_it_or_in_another_is():
+    text = ("The held-out loss ends 0.3 above its floor.\n\n<!-- table: pretraining -->\n"
+            "| loss | 1.430 ± 0.012 |\n\nIt ends 0.344 above it.\n<!-- /table -->\n\n"
+            "<!-- table: by_hand -->\nabout 0.25\n<!-- /table -->\n")
+    assert book_text.typed_numbers(text) == ["0.3", "0.25"], (
+        "a block that tools.results writes is generated; one it does not write is prose")
+
+
 def test_a_figures_name_and_caption_come_from_the_comment_that_opens_its_cell():
     source = ("# Figure (fig-loss-curve): The loss per epoch, on the training\n"
               "# and the held-out sentences.\ndisplay(figure)")
