@@ -1,5 +1,6 @@
 """The demo's measured results: their schema, and the tables of the README and
-docs/analysis.md generated from them, so that they always agree.
+docs/analysis.md generated from them, so that they always agree (and the page's sentences
+that read them, tools/results_text.py).
 
     python -m tools.results check            # exit 1 if a committed table (or the reference's
                                              # summary the handout ships) differs from what
@@ -65,6 +66,8 @@ from course.targets import (
     spread,
     view,
 )
+
+from . import results_text
 
 COMMITTED = ROOT / "docs" / "results.json"
 DEMO_RESULTS = BUILD_DIR / "demo" / "results.json"
@@ -361,7 +364,7 @@ def table_unseen_words(results: dict) -> str:
 
 TABLES: dict[str, Callable[[dict], str]] = {
     name.removeprefix("table_"): function for name, function in globals().items()
-    if name.startswith("table_")}
+    if name.startswith("table_")} | results_text.SENTENCES
 # Every block's name that `render` writes: these tables and ELMo on real English's.
 GENERATED = frozenset(TABLES) | frozenset(real_results.TABLES)
 

@@ -80,6 +80,14 @@ def test_a_number_in_a_generated_block_is_not_typed_but_one_outside_it_or_in_ano
         "a block that tools.results writes is generated; one it does not write is prose")
 
 
+@pytest.mark.parametrize("name", book.DOCS)
+def test_no_docs_page_types_a_measured_number_into_its_prose(name):
+    text = book_text.cite((ROOT / "docs" / name).read_text())
+    assert book_text.typed_numbers(text) == [], (
+        f"docs/{name} types these into sentences: generate them from the results files "
+        "(tools/results_text.py, python -m tools.results write) or say it without them")
+
+
 def test_a_figures_name_and_caption_come_from_the_comment_that_opens_its_cell():
     source = ("# Figure (fig-loss-curve): The loss per epoch, on the training\n"
               "# and the held-out sentences.\ndisplay(figure)")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from course import experiments, targets
-from tools import results
+from tools import results, results_text
 
 FIGURES = ("training_loss.png", "context_gaps.png", "control.png", "context_comparison.png",
            "halves.png", "pca_bank.png", "layer_weights.png", "layer_weights_untrained.png",
@@ -64,6 +64,22 @@ def test_a_changed_number_makes_the_tables_stale():
         record["different"] = record["same"]
     assert results.stale_tables(changed) == ["README.md", "docs/analysis.md",
                                              "course/reference_targets.py"]
+
+
+def test_the_pages_sentences_say_what_the_numbers_say():
+    committed = results.load()
+    said = results_text.probes_read(committed)
+    assert "the word-class mix from 0.22 to 0.52 (chance 0.27)" in said
+    assert "below chance" in said, "the untrained mix scores under the most frequent class"
+    changed = copy.deepcopy(committed)
+    for record in changed["probes"]:
+        if not record["trained"] and record["task"] == "word_class" and record["layer"] == "mix":
+            record["accuracy"] = 0.9
+    said = results_text.probes_read(changed)
+    assert "from 0.90 to 0.52" in said and "below chance" not in said
+    verdicts = {r.target.claim: r.verdict for r in targets.read(committed)}
+    assert f"*{verdicts['word sense: single-layer probes prefer layer 2']}*" in (
+        results_text.targets_read(committed).split("* **Does the sense task")[1])
 
 
 def test_a_changed_reading_makes_the_reference_summary_stale():
