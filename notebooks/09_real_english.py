@@ -111,7 +111,9 @@ display(real_results.plot_layers(reference))
 display(real_results.plot_findings(reference))
 
 # %% [markdown]
-# The findings in words, every number from the same results:
+# {numref}`fig-real-layers` draws each test's accuracies layer by layer, and
+# {numref}`fig-real-findings` the differences with their intervals. The findings in words,
+# every number from the same results:
 
 # %%
 display(Markdown(real_results.TABLES["real_summary"](reference)))
@@ -149,17 +151,18 @@ else:
         "examples to search")
 
 # %%
-SENTENCE = "we sat on the bank and watched the river"
-WORD = "bank"
+SENTENCE = "we sat at the mouth of the river and watched the boats"
+WORD = "mouth"
 if read is not None:
     say(real_english.nearest_to(sections, read, bank, SENTENCE, WORD, k=4))
 
 # %% [markdown]
 # Reading: at layer 0 every example of the same word form is equally near (one vector per
-# word), so the order there is the bank's; from layer 1 on the order follows the sentence,
-# and not always its sense: an untrained biLM also sets sentences with words in common
-# near each other. Try the other sense (*"she paid the cheque into the bank"*), a verb
-# (*"they play chess"*), or a word the biLM has never seen.
+# word), so the order there is only the examples' own; from layer 1 on the order follows the
+# sentence, and not always its sense: sentences with words in common come near each other
+# (*"the mouth of the ..."*), as they do in an untrained biLM. Try the other sense (*"she
+# wiped the jam from her mouth"*), a verb (*"they play chess"*), or a word the biLM has
+# never seen.
 #
 # ## Your numbers beside the reference's
 #

@@ -5,12 +5,14 @@ reads word sense from context; and the committed results, their tables and figur
 import copy
 import json
 import random
+import re
 
 import numpy as np
 import pytest
 import torch
 
 from course import real_english, real_findings, real_readings, real_results
+from course.registry import ROOT
 from tools import demo_real, reference, release, results, wordnet
 
 
@@ -178,6 +180,21 @@ def test_the_masked_control_reads_the_target_as_unk(sections, one_thread):
     assert known and not torch.allclose(masked[1, known], plain[1, known])
     unknown = [i for i, e in enumerate(pool) if e.word not in corpus.word2idx]
     assert unknown and torch.allclose(masked[:, unknown], plain[:, unknown])
+
+
+def test_the_notebooks_playground_word_is_one_the_smallest_bilm_reads_and_has_examples_of(
+        sections):
+    """Notebook 09 reads its sentence with the check-scale biLM wherever no run of the
+    pipeline is cached (the book, a fresh clone): its word must not be <unk> to it."""
+    source = (ROOT / "notebooks" / "09_real_english.py").read_text()
+    word = re.search(r'^WORD = "(\w+)"$', source, re.MULTILINE)[1]
+    sentence = re.search(r'^SENTENCE = "([^"]+)"$', source, re.MULTILINE)[1]
+    scale = real_english.SCALES["check"]
+    assert word in sections.corpus.tokenize(sentence)
+    assert word in real_english.gloss_corpus(sections, scale).word2idx
+    senses = {e.synset for e in real_english.sense_pool(real_english.read_examples(),
+                                                          scale.lemmas) if e.lemma == word}
+    assert len(senses) >= 2, "examples of several senses to search"
 
 
 def test_the_bigram_model_is_a_distribution_and_its_discounts_are_chen_and_goodmans():
