@@ -47,10 +47,12 @@ def _seeds(held: np.ndarray) -> str:
 
 
 def _than(value: float, other: float, more: str = "above", less: str = "below") -> str:
+    """`more` where `value` exceeds `other`, else `less`."""
     return more if value > other else less
 
 
 def pretraining_read(results: dict) -> str:
+    """Where the losses end against the floor of a biLM that knows the phrases."""
     heldout = [r["heldout"] for r in results["pretraining"]]
     train = [r["train"] for r in results["pretraining"]]
     floor = results["floors"]["phrases"]
@@ -61,6 +63,8 @@ def pretraining_read(results: dict) -> str:
 
 
 def context_read(results: dict) -> str:
+    """Section 6, pooled: the cosines and gaps of both biLMs, what shared phrases add to the
+    training pairs, and the word whose gap pre-training raises least often."""
     trained, untrained = view(results, "word", True), view(results, "word", False)
 
     def pooled(v: dict, key: str, split: str = "heldout") -> list[np.ndarray]:
@@ -101,6 +105,8 @@ def context_read(results: dict) -> str:
 
 
 def nearest_read(results: dict) -> str:
+    """Section 6's 1-nearest-neighbour sense, held out, against chance and the untrained
+    biLM."""
     trained, untrained = view(results, "word", True), view(results, "word", False)
     chance = targets.nearest_chance(trained, "heldout")
     t = [targets.nearest(trained, "heldout", layer) for layer in CONTEXT_LAYERS]
@@ -116,6 +122,8 @@ def nearest_read(results: dict) -> str:
 
 
 def probes_read(results: dict) -> str:
+    """Section 7: the mixes' and probes' accuracies against chance, and the learned weights,
+    trained and untrained."""
     trained, untrained = view(results, "word", True), view(results, "word", False)
     sense, word_class = "word_sense", "word_class"
     chance = targets.chance(trained, word_class)
@@ -152,6 +160,8 @@ def probes_read(results: dict) -> str:
 
 
 def characters_read(results: dict) -> str:
+    """Section 8: the untrained character biLM as a control, and the gaps pre-training opens
+    in it, beside the word biLM's."""
     word = {t: view(results, "word", t) for t in (True, False)}
     char = {t: view(results, "char", t) for t in (True, False)}
 
