@@ -97,6 +97,14 @@ MISTAKES = [
         edits=[Edit("compare_contexts", "cosine_sim(targets[i], targets[j])",
                     "cosine_sim(targets[i][-1:], targets[j][-1:])")],
     ),
+    Mistake(
+        "target-found-by-str-split",
+        "compare_contexts finds the target word with sentence.split().index(word)",
+        concept="a sentence's words are those tokenize gives, as extraction encodes them",
+        caught_by="test_the_target_is_found_among_the_words_tokenize_gives",
+        edits=[Edit("compare_contexts", "tokenize(sentence).index(word)",
+                    "sentence.split().index(word)")],
+    ),
 ]
 
 
