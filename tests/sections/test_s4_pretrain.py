@@ -92,9 +92,9 @@ def test_loss_is_forward_plus_backward_cross_entropy(bilm, corpus, pretrain, bat
     mistakes = loss_mistakes(out.forward_logits, out.backward_logits, ids, lengths)
     named = next((what for what, value in mistakes.items()
                   if torch.isclose(got.detach(), value, atol=1e-5, rtol=0)), None)
-    assert named is None, (
-        f"the loss of this batch is {float(got):.4f}, where forward CE + backward CE is "
-        f"{float(want):.4f}: {named}")
+    if named is not None:
+        raise AssertionError(f"the loss of this batch is {float(got):.4f}, where forward CE + "
+                             f"backward CE is {float(want):.4f}: {named}")
     assert_close(got, want, "the loss (forward CE + backward CE)", atol=1e-5, hint=(
         wrong_directions(pretrain, out, ids, lengths) + "; forward logits at t predict "
         "token t+1, backward logits at t predict token t-1, and each direction's mean is over "
