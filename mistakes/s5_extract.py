@@ -142,7 +142,8 @@ MISTAKES = [
 ALTERNATIVES = [
     Alternative(
         "one-sentence-at-a-time",
-        "get_elmo_embeddings runs the biLM on each sentence alone, under torch.inference_mode",
+        "get_elmo_embeddings runs the biLM on each sentence alone, its ids made on the model's "
+        "device",
         edits=[Edit("get_elmo_embeddings", f"""
             ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
             device = next(model.parameters()).device
@@ -154,7 +155,7 @@ ALTERNATIVES = [
             model.eval()
             embeddings = []
             try:
-                with torch.inference_mode():
+                with torch.no_grad():
                     for w in word_ids:
                         ids = torch.tensor([BOS, *w, EOS], device=device).unsqueeze(1)
                         embeddings.append(model(ids).layers[:, 1:-1, 0])

@@ -110,6 +110,12 @@ MISTAKES = [
 
 ALTERNATIVES = [
     Alternative(
+        "target-found-word-by-word",
+        "compare_contexts walks the sentence's tokenize words to the first that is the target",
+        edits=[Edit("compare_contexts", "tokenize(sentence).index(word)",
+                    "next(i for i, w in enumerate(tokenize(sentence)) if w == word)")],
+    ),
+    Alternative(
         "torch-cosine-similarity",
         "cosine_sim is torch.nn.functional.cosine_similarity along the last axis, in float32",
         edits=[Edit("cosine_sim", """

@@ -262,6 +262,17 @@ features = self.highway(features - features.mean(dim=0))
 
 ALTERNATIVES = [
     Alternative(
+        "highway-layers-appended",
+        "Highway appends a new nn.Linear per layer to an empty nn.ModuleList",
+        edits=[Edit("Highway.__init__", """
+            self.layers = nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(num_layers))
+        """, """
+            self.layers = nn.ModuleList()
+            for _ in range(num_layers):
+                self.layers.append(nn.Linear(dim, 2 * dim))
+        """)],
+    ),
+    Alternative(
         "length-from-the-end-of-word",
         "a token's length is where its END_OF_WORD stands, plus one, not its count of ids",
         edits=[Edit("CharEncoder.forward",
