@@ -198,7 +198,9 @@ def test_training_lowers_the_loss(trained):
         f"expected a finite loss per epoch, got {history}"
     )
     assert history[-1] < 0.6 * history[0], (
-        f"the loss went from {history[0]:.3f} to {history[-1]:.3f}; expected it to fall below "
+        f"the loss went from {history[0]:.3f} to {history[-1]:.3f} (where it never moves, no "
+        "step changes the weights: test_the_first_step_is_adam_with_the_recipes_learning_rate "
+        f"says whether the gradient or the step is missing); expected it to fall below "
         f"{0.6 * history[0]:.3f}"
     )
 
