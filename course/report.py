@@ -11,7 +11,8 @@
   what the test checks, from its docstring, then shows only the frames of the tests and of
   the implementation, never those of torch or of the harness;
 * where a section's failing tests are those a catalogued mistake fails (`course.signatures`),
-  the run ends by naming that mistake and its concept, in words;
+  the failures section opens by naming that mistake and its concept, in words;
+* an error raised at one place in several tests is shown once, with how many it stopped;
 * paths read relative to the course (`exercises/s3_bilm.py`), and the harness's package
   names as the folder the module came from (`exercises.s3_bilm`).
 """
@@ -102,6 +103,17 @@ def _short_traceback(error: BaseException) -> str:
     return learner_terms("\n".join(lines))
 
 
+def _raised_at(error: BaseException) -> str:
+    """Where `error` came from, in the learner's terms: its type and the innermost frame of a
+    section module (of the test where there is none), `RuntimeError at exercises/s8...:216`.
+    Tests that stop at one such place stopped at one mistake."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if _is_ours(f.filename)]
+    code = [f for f in frames if not Path(f.filename).resolve().is_relative_to(TESTS_DIR)]
+    place = (code or frames or [None])[-1]
+    where = f" at {learner_terms(place.filename)}:{place.lineno}" if place else ""
+    return f"{type(error).__name__}{where}"
+
+
 class LearnerReport:
     """A failing test's report as the learner reads it: `text` in the failures section, and
     `reprcrash.message`, the line that pytest's short summary shows for it."""
@@ -141,6 +153,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         # pytest's own report of the check: the message, and what was found
         text = _readable(learner_terms(str(report.longrepr)), item.fixturenames)
     elif item.config.getoption("tbstyle") in ("auto", "short"):
+        report.raised_at = _raised_at(error)
         text = (f"{item.name} checks: {purpose(item)}\n"
                 + (f"The check could not read what your code gave ({type(error).__name__} in "
                    "the test's own line, below): what it received is not what the "
@@ -159,9 +172,35 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     return None
 
 
-def pytest_terminal_summary(terminalreporter) -> None:
-    _stubs(terminalreporter)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """Before pytest's failures section: the known mistakes the failures look like, then
+    each error raised at one place in several tests shown once, with the count."""
     _known_mistakes(terminalreporter)
+    _one_report_per_error(terminalreporter)
+    result = yield
+    _stubs(terminalreporter)
+    return result
+
+
+def _one_report_per_error(terminalreporter) -> None:
+    """Where tests raised the same error at the same place (a forgotten transpose stops
+    most of a section), the first test's report says how many it stopped and which, and the
+    others are not shown again: pytest leaves out of its failures section a report marked
+    as shown already (`_pdbshown`, the mark of its debugger plugin)."""
+    groups: dict[str, list] = {}
+    for report in terminalreporter.stats.get("failed", []):
+        if getattr(report, "raised_at", None) and isinstance(report.longrepr, LearnerReport):
+            groups.setdefault(report.raised_at, []).append(report)
+    for raised_at, reports in groups.items():
+        if len(reports) < 2:
+            continue
+        first = reports[0].longrepr
+        reports[0].longrepr = LearnerReport(
+            f"The same {raised_at} stopped {len(reports)} tests (the summary at the end names "
+            f"them); it is shown once, for the first:\n{first.text}", first.reprcrash.message)
+        for report in reports[1:]:
+            report._pdbshown = True
 
 
 def _known_mistakes(terminalreporter) -> None:
@@ -199,7 +238,7 @@ def _known_mistakes(terminalreporter) -> None:
                  "check whether one of them is yours" if score == 1 else
                  "check each: your code may hold more than one of them")
         lines.append(f"section {section.number} ({section.name}): your failing tests are "
-                     f"{alike} that {which}{how}; {check} (your messages above say what "
+                     f"{alike} that {which}{how}; {check} (your messages below say what "
                      "your code gave):")
         lines += [f"  - {k.mistake}\n    the idea: {k.concept}" for k in known]
     if lines:

@@ -184,6 +184,14 @@ MISTAKES = [
         edits=[Edit("decode", "return [idx2word[i] for i in ids]",
                     "return [idx2word[i] for i in ids if i >= len(SPECIAL_TOKENS)]")],
     ),
+    Mistake(
+        "encode-splits-on-spaces",
+        "encode splits a string with str.split instead of tokenize",
+        concept="a sentence's words are those tokenize gives: lower-cased, no punctuation",
+        caught_by="test_encode_tokenizes_a_string_as_tokenize_does",
+        edits=[Edit("encode", "tokenize(sentence) if isinstance",
+                    "sentence.split() if isinstance")],
+    ),
 ]
 
 

@@ -3,6 +3,7 @@
 from tools.mistakes import Alternative, Edit, Mistake
 
 SHUFFLE = "torch.randperm(len(sentences), generator=shuffler).tolist()"
+ADAM = "torch.optim.Adam(model.parameters(), lr=recipe.lr)"
 EPOCH_START = f"""
 for epoch in bar:
     order = {SHUFFLE}
@@ -124,6 +125,44 @@ MISTAKES = [
         edits=[Edit("train_bilm", "optimizer.zero_grad()\n",
                     "optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr)\n"
                     "optimizer.zero_grad()\n")],
+    ),
+    Mistake(
+        "adam-made-afresh-each-epoch",
+        "train_bilm builds a new Adam optimizer at the start of every epoch",
+        concept="one optimizer for the whole run: Adam's moment estimates carry over steps",
+        caught_by="test_one_optimizer_lasts_across_epochs",
+        edits=[Edit("train_bilm", f"optimizer = {ADAM}\n", ""),
+               Edit("train_bilm", EPOCH_START, EPOCH_START.replace(
+                   "    order", f"    optimizer = {ADAM}\n    order"))],
+    ),
+    Mistake(
+        "adamw-by-habit",
+        "train_bilm trains with torch.optim.AdamW, whose weight decay also shrinks every weight",
+        concept="the recipe's optimizer is Adam, without weight decay",
+        caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
+        edits=[Edit("train_bilm", "torch.optim.Adam(", "torch.optim.AdamW(")],
+    ),
+    Mistake(
+        "no-optimizer-step",
+        "train_bilm computes each batch's gradient but never calls optimizer.step()",
+        concept="a step applies the gradient: loss.backward(), then optimizer.step()",
+        caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
+        edits=[Edit("train_bilm", "optimizer.step()\n", "")],
+    ),
+    Mistake(
+        "gradients-cleared-before-the-step",
+        "train_bilm calls optimizer.zero_grad() between loss.backward() and optimizer.step()",
+        concept="the gradients are cleared before the backward pass, and applied after it",
+        caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
+        edits=[Edit("train_bilm", "optimizer.zero_grad()\n", ""),
+               Edit("train_bilm", "loss.backward()\n", "loss.backward()\noptimizer.zero_grad()\n")],
+    ),
+    Mistake(
+        "batch-left-on-the-cpu",
+        "train_bilm moves the model to its device but leaves each padded batch on the CPU",
+        concept="a batch goes to the model's device before the model reads it",
+        caught_by="test_train_bilm_moves_each_batch_to_the_models_device",
+        edits=[Edit("train_bilm", "ids = ids.to(device)\n", "")],
     ),
     Mistake(
         "lengths-not-passed",
@@ -261,6 +300,12 @@ ALTERNATIVES = [
             forward = F.cross_entropy(output.forward_logits[:-1][pairs], ids[1:][pairs])
             backward = F.cross_entropy(output.backward_logits[1:][pairs], ids[:-1][pairs])
         """)],
+    ),
+    Alternative(
+        "batch-and-lengths-moved",
+        "train_bilm moves the lengths to the model's device with the ids",
+        edits=[Edit("train_bilm", "ids = ids.to(device)",
+                    "ids, lengths = ids.to(device), lengths.to(device)")],
     ),
     Alternative(
         "shuffled-by-python-random",

@@ -121,13 +121,29 @@ MISTAKES = [
         caught_by="test_one_sentence_gives_three_layers_per_word",
         edits=[Edit("get_elmo_embeddings", ROWS, f"torch.cat(list({ROWS}), dim=-1)")],
     ),
+    Mistake(
+        "extraction-under-inference-mode",
+        "get_elmo_embeddings runs the biLM under torch.inference_mode() for speed",
+        concept="extraction builds no graph, yet later code trains on what it returns",
+        caught_by="test_section_7_can_train_on_the_embeddings",
+        edits=[Edit("get_elmo_embeddings", "torch.no_grad()", "torch.inference_mode()")],
+    ),
+    Mistake(
+        "ids-left-on-the-cpu",
+        "get_elmo_embeddings feeds the biLM the ids on the CPU, wherever the model is",
+        concept="the biLM reads its input on the device of its parameters",
+        caught_by="test_the_ids_go_to_the_models_device",
+        edits=[Edit("get_elmo_embeddings", "model(ids.to(device), lengths)",
+                    "model(ids, lengths)")],
+    ),
 ]
 
 
 ALTERNATIVES = [
     Alternative(
         "one-sentence-at-a-time",
-        "get_elmo_embeddings runs the biLM on each sentence alone, under torch.inference_mode",
+        "get_elmo_embeddings runs the biLM on each sentence alone, its ids made on the model's "
+        "device",
         edits=[Edit("get_elmo_embeddings", f"""
             ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
             device = next(model.parameters()).device
@@ -139,7 +155,7 @@ ALTERNATIVES = [
             model.eval()
             embeddings = []
             try:
-                with torch.inference_mode():
+                with torch.no_grad():
                     for w in word_ids:
                         ids = torch.tensor([BOS, *w, EOS], device=device).unsqueeze(1)
                         embeddings.append(model(ids).layers[:, 1:-1, 0])
@@ -153,5 +169,10 @@ ALTERNATIVES = [
         edits=[Edit("get_elmo_embeddings",
                     "[layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]",
                     "[layers[:, 1 : int(n) - 1, b] for b, n in enumerate(lengths)]")],
+    ),
+    Alternative(
+        "extraction-with-grad-disabled",
+        "get_elmo_embeddings turns gradients off with torch.set_grad_enabled(False)",
+        edits=[Edit("get_elmo_embeddings", "torch.no_grad()", "torch.set_grad_enabled(False)")],
     ),
 ]

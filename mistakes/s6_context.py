@@ -97,10 +97,24 @@ MISTAKES = [
         edits=[Edit("compare_contexts", "cosine_sim(targets[i], targets[j])",
                     "cosine_sim(targets[i][-1:], targets[j][-1:])")],
     ),
+    Mistake(
+        "target-found-by-str-split",
+        "compare_contexts finds the target word with sentence.split().index(word)",
+        concept="a sentence's words are those tokenize gives, as extraction encodes them",
+        caught_by="test_the_target_is_found_among_the_words_tokenize_gives",
+        edits=[Edit("compare_contexts", "tokenize(sentence).index(word)",
+                    "sentence.split().index(word)")],
+    ),
 ]
 
 
 ALTERNATIVES = [
+    Alternative(
+        "target-found-word-by-word",
+        "compare_contexts walks the sentence's tokenize words to the first that is the target",
+        edits=[Edit("compare_contexts", "tokenize(sentence).index(word)",
+                    "next(i for i, w in enumerate(tokenize(sentence)) if w == word)")],
+    ),
     Alternative(
         "torch-cosine-similarity",
         "cosine_sim is torch.nn.functional.cosine_similarity along the last axis, in float32",

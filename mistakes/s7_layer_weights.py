@@ -193,6 +193,16 @@ MISTAKES = [
         edits=[Edit("ScalarMixProbe.fit", "F.cross_entropy(self(layers), labels)",
                     'F.cross_entropy(self(layers), labels, reduction="sum")')],
     ),
+    Mistake(
+        "fit-makes-an-optimizer-each-step",
+        "fit builds a new Adam optimizer at every step",
+        concept="one optimizer serves the whole of fit: Adam's moment estimates carry over",
+        caught_by="test_one_optimizer_serves_every_step_of_fit",
+        edits=[Edit("ScalarMixProbe.fit", "optimizer.zero_grad()\n",
+                    "optimizer = torch.optim.Adam(\n"
+                    "    [p for p in self.parameters() if p.requires_grad], lr=lr)\n"
+                    "optimizer.zero_grad()\n")],
+    ),
 ]
 
 

@@ -248,10 +248,30 @@ features = self.highway(features - features.mean(dim=0))
                     "CharEncoder(hidden_dim, char_dim, filters, highway_layers)",
                     "CharEncoder(hidden_dim)")],
     ),
+    Mistake(
+        "one-highway-layer-repeated",
+        "Highway repeats one layer: nn.ModuleList([nn.Linear(dim, 2 * dim)] * num_layers)",
+        concept="each highway layer has weights of its own",
+        caught_by="test_each_highway_layer_has_weights_of_its_own",
+        edits=[Edit("Highway.__init__",
+                    "nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(num_layers))",
+                    "nn.ModuleList([nn.Linear(dim, 2 * dim)] * num_layers)")],
+    ),
 ]
 
 
 ALTERNATIVES = [
+    Alternative(
+        "highway-layers-appended",
+        "Highway appends a new nn.Linear per layer to an empty nn.ModuleList",
+        edits=[Edit("Highway.__init__", """
+            self.layers = nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(num_layers))
+        """, """
+            self.layers = nn.ModuleList()
+            for _ in range(num_layers):
+                self.layers.append(nn.Linear(dim, 2 * dim))
+        """)],
+    ),
     Alternative(
         "length-from-the-end-of-word",
         "a token's length is where its END_OF_WORD stands, plus one, not its count of ids",

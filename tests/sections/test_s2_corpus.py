@@ -121,6 +121,23 @@ def test_encode_then_decode_gives_the_words_back(corpus, data):
     )
 
 
+def test_encode_tokenizes_a_string_as_tokenize_does(corpus):
+    """Text with capitals and punctuation encodes as the words that tokenize gives."""
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    sentence = "The bank, by the river, was steep!"
+    words = corpus.tokenize(sentence)
+    ids = corpus.encode(sentence, word2idx)
+    expected = [word2idx.get(w, corpus.UNK) for w in words]
+    pieces = sentence.split()  # what str.split gives: "The", "bank,", ...
+    unknown = [w for w, i in zip(pieces, ids, strict=True) if i == corpus.UNK] \
+        if len(ids) == len(pieces) else []
+    assert ids == expected, (
+        f"encode({sentence!r}) should encode the words that tokenize gives, {words}, as "
+        f"{expected}; got {ids}" + (f", where {unknown} became <unk>" if unknown else "")
+        + ": split a string with tokenize (lower-cased, punctuation dropped), not str.split"
+    )
+
+
 @given(word=unknown_words)
 def test_unknown_word_becomes_unk(corpus, word):
     """A word outside the vocabulary encodes as <unk> (index 1), in its place."""

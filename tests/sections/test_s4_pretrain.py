@@ -21,15 +21,53 @@ VOCAB = 12
 SMALL = dict(embedding_dim=8, hidden_dim=8)  # a biLM that trains in milliseconds
 
 
-def expected_loss(forward_logits, backward_logits, ids, lengths):
-    """The biLM loss written out position by position, independently of the implementation."""
-    fwd, bwd = [], []
+def cross_entropies(logits, ids, lengths, shift, first=0, last=0):
+    """-log p(ids[t + shift] | logits[t]) of every column b, for t from `first` to
+    lengths[b] - 1 + `last` where t + shift is a real token: a list per column."""
+    columns = []
     for b, n in enumerate(lengths.tolist()):
-        for t in range(n - 1):  # position t predicts token t + 1
-            fwd.append(-F.log_softmax(forward_logits[t, b], -1)[ids[t + 1, b]])
-        for t in range(1, n):  # position t predicts token t - 1
-            bwd.append(-F.log_softmax(backward_logits[t, b], -1)[ids[t - 1, b]])
-    return torch.stack(fwd).mean() + torch.stack(bwd).mean()
+        columns.append([-F.log_softmax(logits[t, b], -1)[ids[t + shift, b]]
+                        for t in range(first, n + last) if 0 <= t + shift < n])
+    return columns
+
+
+def mean(columns):
+    return torch.stack([x for column in columns for x in column]).mean()
+
+
+def expected_loss(forward_logits, backward_logits, ids, lengths):
+    """The biLM loss written out position by position, independently of the implementation:
+    position t predicts token t + 1 forward and token t - 1 backward."""
+    return (mean(cross_entropies(forward_logits, ids, lengths, +1))
+            + mean(cross_entropies(backward_logits, ids, lengths, -1)))
+
+
+def loss_mistakes(forward_logits, backward_logits, ids, lengths):
+    """{what a wrong loss does: its value} for the ways a loss goes wrong that a learner
+    can be told apart, each written out as `expected_loss` is."""
+    fwd = cross_entropies(forward_logits, ids, lengths, +1)
+    bwd = cross_entropies(backward_logits, ids, lengths, -1)
+    per_sentence = [torch.stack(f).mean() + torch.stack(b).mean()
+                    for f, b in zip(fwd, bwd, strict=True)]
+    right = mean(fwd) + mean(bwd)
+    return {
+        "the forward logits at t are scored against token t, the token they read, not "
+        "t + 1": mean(cross_entropies(forward_logits, ids, lengths, 0, first=1)) + mean(bwd),
+        "the forward logits at t are scored against token t - 1, as the backward ones are":
+            mean(cross_entropies(forward_logits, ids, lengths, -1)) + mean(bwd),
+        "the backward logits at t are scored against token t + 1, as the forward ones are, "
+        "not t - 1": mean(fwd) + mean(cross_entropies(backward_logits, ids, lengths, +1)),
+        "the backward logits at t are scored against token t, the token they read, not "
+        "t - 1": mean(fwd) + mean(cross_entropies(backward_logits, ids, lengths, 0, last=-1)),
+        "the loss is the mean of the two directions; it is their sum": right / 2,
+        "each direction's cross-entropy is summed over the tokens; it is their mean":
+            sum(x for column in fwd + bwd for x in column),
+        "each sentence's loss is averaged, so a short sentence's tokens weigh more; every "
+        "real target of the batch weighs the same":
+            torch.stack(per_sentence).mean(),
+        "only the forward direction counts; the loss is forward CE + backward CE": mean(fwd),
+        "only the backward direction counts; the loss is forward CE + backward CE": mean(bwd),
+    }
 
 
 def random_output(bilm, shape, seed):
@@ -49,24 +87,62 @@ def test_loss_is_forward_plus_backward_cross_entropy(bilm, corpus, pretrain, bat
     assert isinstance(got, torch.Tensor) and got.dim() == 0, (
         f"the loss should be a scalar tensor, got {got!r}"
     )
+    if torch.isclose(got.detach(), want, atol=1e-5, rtol=0):
+        return
+    mistakes = loss_mistakes(out.forward_logits, out.backward_logits, ids, lengths)
+    named = next((what for what, value in mistakes.items()
+                  if torch.isclose(got.detach(), value, atol=1e-5, rtol=0)), None)
+    if named is not None:
+        raise AssertionError(f"the loss of this batch is {float(got):.4f}, where forward CE + "
+                             f"backward CE is {float(want):.4f}: {named}")
     assert_close(got, want, "the loss (forward CE + backward CE)", atol=1e-5, hint=(
-        "forward logits at t predict token t+1, backward logits at t predict token t-1, and "
-        "each direction's mean is over the real targets of the whole batch"))
+        wrong_directions(pretrain, out, ids, lengths) + "; forward logits at t predict "
+        "token t+1, backward logits at t predict token t-1, and each direction's mean is over "
+        "the real targets of the whole batch"))
+
+
+def wrong_directions(pretrain, out, ids, lengths):
+    """Which direction's part of the loss is wrong, in words: with one direction's logits
+    all 0 (every token equally likely), that direction adds log V to the loss whatever its
+    targets, and the loss less log V is the other direction's cross-entropy alone."""
+    uniform = math.log(VOCAB)
+    parts = {
+        "forward": (out._replace(backward_logits=torch.zeros_like(out.backward_logits)),
+                    mean(cross_entropies(out.forward_logits, ids, lengths, +1))),
+        "backward": (out._replace(forward_logits=torch.zeros_like(out.forward_logits)),
+                     mean(cross_entropies(out.backward_logits, ids, lengths, -1))),
+    }
+    wrong = [f"the {name} part is {float(pretrain.bilm_loss(probe, ids, lengths)) - uniform:.4f} "
+             f"where its mean CE is {float(want):.4f}"
+             for name, (probe, want) in parts.items()
+             if abs(float(pretrain.bilm_loss(probe, ids, lengths)) - uniform - float(want)) > 1e-5]
+    return ("; ".join(wrong) if wrong else "each direction alone is right (with the other "
+            "direction's logits all 0): how are the two combined?")
 
 
 def test_padding_never_counts_in_the_loss(bilm, corpus, pretrain):
-    """Changing the logits at padded positions leaves the loss unchanged."""
+    """Changing the logits at padded positions leaves the loss unchanged: sentence 1 has 3
+    tokens, so its positions 3 and 4 are padding, in either direction."""
     ids, lengths = corpus.pad_batch([[2, 5, 6, 7, 3], [2, 8, 3]])
     out = random_output(bilm, ids.shape, 0)
     loss = pretrain.bilm_loss(out, ids, lengths)
-    noisy = out._replace(forward_logits=out.forward_logits.clone(),
-                         backward_logits=out.backward_logits.clone())
-    noisy.forward_logits[3:, 1] += 100 * torch.randn(2, VOCAB)
-    noisy.backward_logits[3:, 1] += 100 * torch.randn(2, VOCAB)
-    changed = pretrain.bilm_loss(noisy, ids, lengths)
-    assert torch.allclose(changed, loss), (
-        f"changing the logits at padded positions changed the loss from {float(loss):.4f} to "
-        f"{float(changed):.4f}: padding is counted, as a position or as a target"
+    noise = 100 * torch.randn(5, 2, VOCAB, generator=torch.Generator().manual_seed(1))
+    counted = []
+    for direction in ("forward", "backward"):
+        for t in (3, 4):
+            logits = getattr(out, f"{direction}_logits").clone()
+            logits[t, 1] += noise[t, 1]
+            changed = pretrain.bilm_loss(out._replace(**{f"{direction}_logits": logits}),
+                                         ids, lengths)
+            if not torch.allclose(changed, loss):
+                counted.append(f"the {direction} logits at padded position {t}"
+                               + (f" (scored against its </s>, token {t - 1})"
+                                  if direction == "backward" and t == 3 else ""))
+    assert not counted, (
+        f"in the batch [[<s> w w w </s>], [<s> w </s> <pad> <pad>]], the loss "
+        f"({float(loss):.4f}) changed with {', and with '.join(counted)} of sentence 1: a "
+        "padded position predicts nothing, in either direction; a prediction counts only "
+        "when its position (t < lengths[b]) and its target are real tokens"
     )
 
 
@@ -122,7 +198,9 @@ def test_training_lowers_the_loss(trained):
         f"expected a finite loss per epoch, got {history}"
     )
     assert history[-1] < 0.6 * history[0], (
-        f"the loss went from {history[0]:.3f} to {history[-1]:.3f}; expected it to fall below "
+        f"the loss went from {history[0]:.3f} to {history[-1]:.3f} (where it never moves, no "
+        "step changes the weights: test_the_first_step_is_adam_with_the_recipes_learning_rate "
+        f"says whether the gradient or the step is missing); expected it to fall below "
         f"{0.6 * history[0]:.3f}"
     )
 
@@ -309,7 +387,8 @@ def gradient(bilm, pretrain, model, weights, ids, lengths):
 
 def test_the_first_step_is_adam_with_the_recipes_learning_rate(setup, bilm, corpus, pretrain):
     """Adam's first step moves every weight by the learning rate against the sign of its
-    gradient: the gradient of bilm_loss on the padded batch, with the batch's lengths."""
+    gradient (to within a thousandth of it): the gradient of bilm_loss on the padded batch,
+    with the batch's lengths; nothing else moves a weight (no weight decay)."""
     sentences = ["turn right at the river", "he wore a gold watch on his hand"]
     lr = 0.02
     model, snapshots, after, word2idx = stepped(setup, bilm, corpus, pretrain, sentences,
@@ -317,19 +396,39 @@ def test_the_first_step_is_adam_with_the_recipes_learning_rate(setup, bilm, corp
     assert len(snapshots.weights) == 1, (
         f"2 sentences in batches of 2 make one training step; there were "
         f"{len(snapshots.weights)}")
+    before = snapshots.weights[0]
+    if all(torch.equal(after[0][name], weight) for name, weight in before.items()):
+        held = [p.grad for p in model.parameters() if p.grad is not None]
+        raise AssertionError(
+            "no weight moved in the training step: " + (
+                "the weights hold gradients, but no optimizer.step() applied them"
+                if any(g.abs().sum() > 0 for g in held) else
+                "no gradient reached the weights when the step was taken: call "
+                "loss.backward() before optimizer.step(), and clear the gradients before the "
+                "backward pass, not between it and the step"))
     ids, lengths = corpus.pad_batch([corpus.encode(s, word2idx, add_boundaries=True)
                                      for s in sentences])
-    grads = gradient(bilm, pretrain, model, snapshots.weights[0], ids, lengths)
-    for name, before in snapshots.weights[0].items():
-        moved, grad = after[0][name] - before, grads[name]
-        clear = grad.abs() > 1e-5  # where the sign of the gradient is beyond rounding
-        wrong = ~torch.isclose(moved[clear], -lr * grad[clear].sign(), atol=0.1 * lr)
-        backwards = torch.isclose(moved[clear][wrong], lr * grad[clear][wrong].sign(),
+    grads = gradient(bilm, pretrain, model, before, ids, lengths)
+    for name, weight in before.items():
+        moved, grad = after[0][name] - weight, grads[name]
+        clear = grad.abs() > 1e-4  # Adam's step is lr * g / (|g| + 1e-8): lr to 1e-4 of it
+        step = -lr * grad.sign()
+        wrong = ~torch.isclose(moved[clear], step[clear], atol=1e-3 * lr, rtol=0)
+        if not wrong.any():
+            continue
+        rest = (moved - step)[clear][wrong]  # what moved the weights besides Adam's step
+        shrink = -(rest * weight[clear][wrong]).sum() / (weight[clear][wrong] ** 2).sum()
+        decayed = shrink > 0 and torch.allclose(rest, -shrink * weight[clear][wrong],
+                                                atol=1e-4 * lr, rtol=0.05)
+        backwards = torch.isclose(moved[clear][wrong], -step[clear][wrong],
                                   atol=0.1 * lr).all()
-        assert not wrong.any(), (
+        raise AssertionError(
             f"after the first step, {int(wrong.sum())} of {int(clear.sum())} weights of {name} "
             f"did not move by the learning rate ({lr}) against the sign of their gradient of "
             "bilm_loss on the padded batch read with its lengths: " + (
+                f"besides the learning rate, each moved towards 0 by {shrink / lr:.2g} of "
+                "itself times the learning rate: that is weight decay (AdamW, or Adam's "
+                "weight_decay); the recipe's optimizer is Adam without it" if decayed else
                 "they moved by the learning rate, but the other way, so their gradient was "
                 "another's: does the model read the batch with its lengths?" if backwards else
                 f"they moved by up to {moved[clear][wrong].abs().max():.4g}: is the optimizer "
@@ -371,6 +470,49 @@ def test_one_optimizer_follows_each_batchs_own_gradient(setup, bilm, corpus, pre
             "step's gradient still there? Each step follows the gradient of its own batch, "
             "computed from zero"
         )
+
+
+def test_one_optimizer_lasts_across_epochs(setup, bilm, corpus, pretrain):
+    """Two epochs of two steps, one sentence each. The words of the sentence that the first
+    step of epoch 2 does not read have no gradient there, yet the Adam of epoch 1, carried
+    over, still moves them (its momentum); an optimizer made afresh for the epoch would not."""
+    sentences = ["turn right at the river", "he wore a gold watch on his hand"]
+    lr = 0.02
+    model, snapshots, after, _ = stepped(setup, bilm, corpus, pretrain, sentences, (1, lr, 2))
+    assert len(snapshots.weights) == 4, (
+        f"2 sentences in batches of 1 for 2 epochs make 4 training steps; there were "
+        f"{len(snapshots.weights)}")
+    first_of_epoch_2 = snapshots.weights[2]
+    grads = gradient(bilm, pretrain, model, first_of_epoch_2, *snapshots.batches[2][:2])
+    trained = {n: (first_of_epoch_2[n] - snapshots.weights[0][n]).abs() > 0.5 * lr
+               for n in grads}  # moved by epoch 1
+    idle = {n: trained[n] & (grads[n] == 0) for n in grads}
+    assert sum(int(mask.sum()) for mask in idle.values()) > 0, (
+        "no weight that epoch 1 moved is left without a gradient by the first step of epoch "
+        "2: each step should train on its own batch, one sentence here")
+    for name, mask in idle.items():
+        moved = (after[2][name] - first_of_epoch_2[name])[mask].abs()
+        assert moved.numel() == 0 or moved.min() > 0.1 * lr, (
+            f"in the first step of epoch 2, weights of {name} that epoch 1 trained and this "
+            f"step's sentence does not touch moved by as little as {moved.min():.2g}: the "
+            "optimizer of epoch 1 would still move them (Adam's moment estimates), so the "
+            "step had a new one. Make one optimizer for the whole run, before the first "
+            "epoch, not one per epoch"
+        )
+
+
+def test_train_bilm_moves_each_batch_to_the_models_device(bilm, corpus, pretrain):
+    """On the meta device (shapes, no values): each batch goes where the model is, so that a
+    GPU run never mixes devices."""
+    word2idx, _ = corpus.build_vocab(corpus.CORPUS)
+    model = bilm.BiLM(len(word2idx), **SMALL)
+    mixed = mixed_devices(lambda: pretrain.train_bilm(
+        model, corpus.CORPUS[:2], word2idx, pretrain.Recipe(2, 0.01, 1), device="meta",
+        log_every=0, progress=False))
+    assert mixed is None, (
+        "train_bilm(..., device=d) trains the model on d, so each padded batch must go there "
+        f"too (ids.to(device)) before the model reads it, or a GPU run fails: {mixed}"
+    )
 
 
 def test_the_device_argument_is_where_it_trains(setup, bilm, corpus, pretrain, monkeypatch):

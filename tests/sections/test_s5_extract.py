@@ -1,6 +1,8 @@
 """Section 5: layer-wise embeddings of a sentence read between <s> and </s>, in eval mode,
 without gradients, exactly repeatable."""
 
+import copy
+
 import pytest
 import torch
 from hypothesis import given
@@ -8,6 +10,7 @@ from hypothesis import strategies as st
 
 from course.diagnose import assert_close
 
+from .devices import mixed_devices
 from .strategies import sentences_from
 
 SAME_WORD_TWICE = ("she put her money in the bank", "they sat on the bank of the river")
@@ -94,6 +97,34 @@ def test_runs_in_eval_mode_without_gradients(extract, trained):
         "extraction should call model.eval() and run under torch.no_grad()"
     )
     assert not emb.requires_grad, "the embeddings should carry no autograd graph"
+
+
+def test_section_7_can_train_on_the_embeddings(extract, trained):
+    """A trainable weight times the embeddings has a gradient: section 7 learns its mix on
+    what extraction returns (torch.inference_mode's tensors cannot take part in that)."""
+    emb = extract.get_elmo_embeddings(trained.model, "turn right", trained.word2idx)
+    weights = torch.ones(emb.shape[0], 1, 1, requires_grad=True)
+    try:
+        (weights * emb).sum().backward()
+    except RuntimeError as err:
+        made_in = ("they were made under torch.inference_mode(), whose tensors autograd "
+                   "never takes; extract under torch.no_grad() instead"
+                   if emb.is_inference() else "see torch's words")
+        raise AssertionError(
+            "section 7 multiplies the embeddings by trainable weights, and that failed: "
+            f"{made_in} (torch: {str(err).split('.')[0]})") from None
+    assert weights.grad is not None, "no gradient reached a weight that multiplied them"
+
+
+def test_the_ids_go_to_the_models_device(extract, trained):
+    """A model on the meta device (shapes, no values) reads ids on that device: the biLM runs
+    wherever its parameters are, a GPU included."""
+    model = copy.deepcopy(trained.model).to("meta")
+    mixed = mixed_devices(lambda: extract.get_elmo_embeddings(model, "turn right",
+                                                              trained.word2idx))
+    assert mixed is None, (
+        "the biLM's parameters are on one device and the ids it read on another: move the "
+        f"padded ids to the device of the model's parameters before it reads them: {mixed}")
 
 
 @pytest.mark.parametrize("mode", [True, False], ids=["from training mode", "from eval mode"])

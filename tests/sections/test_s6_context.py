@@ -208,3 +208,24 @@ def test_a_target_word_twice_is_compared_at_its_first_occurrence(context, extrac
                  "'the bank gave him a loan'", atol=TOL, rtol=0,
                  hint="the first sentence holds 'bank' at words 1 and 4: compare it at its "
                       "first occurrence, word 1")
+
+
+def test_the_target_is_found_among_the_words_tokenize_gives(context, corpus, extract, trained):
+    """Capitals, punctuation and a hyphen: 'bank' is word 3 of 'The river-side bank was
+    steep.' as tokenize splits it (the, river, side, bank, ...), and is compared there."""
+    labels = [("The river-side bank was steep.", "bank", "river"),
+              ("The bank gave him a loan.", "bank", "finance")]
+    result = context.compare_contexts(trained.model, trained.word2idx, labels)
+    first, second = extract.get_elmo_embeddings(trained.model, [s for s, _, _ in labels],
+                                                trained.word2idx)
+    words = corpus.tokenize(labels[0][0])
+    cosines = [torch.nn.functional.cosine_similarity(first[:, i], second[:, 1], dim=-1)
+               for i in range(len(words))]  # 'bank' of the second sentence is its word 1
+    at = next((i for i, c in enumerate(cosines)
+               if torch.allclose(result.similarity[0].double(), c.double(), atol=TOL)), None)
+    assert at == words.index("bank"), (
+        f"in {labels[0][0]!r}, whose words are {words} (tokenize, as extraction encodes "
+        f"them), 'bank' is word {words.index('bank')}; compare_contexts compared "
+        + (f"word {at}, {words[at]!r}" if at is not None else "none of its words")
+        + ": find the target among the words that tokenize gives, not those of str.split"
+    )

@@ -278,6 +278,42 @@ def test_adams_first_step_moves_every_parameter_by_lr(layer_weights, seed, lr):
                           "gamma as well as the classifier, with Adam at the lr it is given?")
 
 
+def _gradients(probe, layers, labels):
+    """{name: gradient} of the mean cross-entropy at the probe's present weights."""
+    probe = copy.deepcopy(probe)
+    probe.zero_grad(set_to_none=True)
+    F.cross_entropy(probe(layers), labels).backward()
+    return {name: p.grad for name, p in probe.named_parameters() if p.grad is not None}
+
+
+def test_one_optimizer_serves_every_step_of_fit(layer_weights):
+    """Two steps at lr 0.5: a parameter whose gradient turns around after the first step
+    moves by less than lr in the second, as Adam's momentum still points the first way (an
+    Adam made afresh for the step would move it by lr, as a first step does)."""
+    layers, labels = _toy_task()
+    lr = 0.5
+    torch.manual_seed(0)
+    start = layer_weights.ScalarMixProbe(3, 4, 3)
+    one, two = copy.deepcopy(start), copy.deepcopy(start)
+    one.fit(layers, labels, epochs=1, lr=lr)
+    two.fit(layers, labels, epochs=2, lr=lr)
+    first, second = _gradients(start, layers, labels), _gradients(one, layers, labels)
+    turned = {name: (first[name] * second[name] < 0) & (first[name].abs() > 1e-4)
+              & (second[name].abs() > 1e-4) for name in first}
+    assert any(mask.any() for mask in turned.values()), (
+        "no parameter's gradient turned around after fit's first step at lr 0.5: does fit "
+        "take its steps with the lr it is given?")
+    after_one, after_two = dict(one.named_parameters()), dict(two.named_parameters())
+    for name, mask in turned.items():
+        moved = (after_two[name] - after_one[name]).detach()[mask].abs()
+        assert moved.numel() == 0 or moved.max() < 0.9 * lr, (
+            f"in fit's second step, parameters of {name} whose gradient had turned around "
+            f"moved by {moved.max():.3g}, a full first step of lr {lr}: Adam's moment "
+            "estimates from the first step should hold them back, so the second step had an "
+            "optimizer of its own. Make one optimizer for the whole of fit, before its first "
+            "step")
+
+
 def test_gradients_from_before_fit_play_no_part(layer_weights):
     """Gradients the parameters hold when fit is called change nothing: each step follows
     the gradient of its own loss."""

@@ -149,6 +149,27 @@ def test_a_gate_shut_transforms_through_a_relu(char_encoder):
         "half of its nn.Linear's outputs; the second layer reads the first layer's output")
 
 
+def test_each_highway_layer_has_weights_of_its_own(char_encoder):
+    """Layer 0's gate set wide open (+40: it carries its input), then layer 1's shut (-40:
+    it transforms): y = relu(f1(x)), layer 1's transform alone, and layer 0 still open."""
+    torch.manual_seed(0)
+    highway, x = char_encoder.Highway(DIM, 2), inputs()
+    first, second = highway.layers
+    with torch.no_grad():
+        first.bias[DIM:] = 40.0
+        second.bias[DIM:] = -40.0
+    opened = float(first.bias[DIM:].detach().min())
+    expected = F.relu(x @ second.weight[:DIM].T + second.bias[:DIM])
+    assert opened == 40.0 and close(highway(x), expected), (
+        "with layer 0's gate bias set to +40 and then layer 1's to -40, layer 0 should carry "
+        "x and layer 1 give relu(f1(x)); " + (
+            f"setting layer 1's bias set layer 0's too (it reads {opened:g}): the two layers "
+            "are one module, as [layer] * n makes it. Each layer needs weights of its own: "
+            "build a new one per layer" if opened != 40.0 else
+            "the output is something else: each layer reads the previous layer's output")
+    )
+
+
 def test_the_highway_works_on_any_leading_shape(char_encoder):
     """(2, 5, dim) gives, row for row, what the (10, dim) of the same rows gives."""
     highway, x = highway_with_gate_bias(char_encoder, 0.5), inputs()

@@ -101,7 +101,7 @@ def summary_of_a_learner_run(test_file, impl) -> str:
 
 
 @pytest.mark.parametrize("mistake, twin", [
-    ("directions-averaged", "loss-summed-over-tokens"),  # another wrong loss, same message
+    ("directions-averaged", "loss-summed-over-tokens"),  # another wrong loss, same test
     ("decode-joins-the-words", "decode-drops-special-tokens"),  # the learner's module named
 ])
 def test_a_failing_run_names_the_mistake_it_matches(tmp_path, mistake, twin):

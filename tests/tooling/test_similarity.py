@@ -246,11 +246,17 @@ def build_class(root: Path, seed: int = 0) -> dict[str, list[str]]:
     alternatives = [e for e in catalogue if isinstance(e, Alternative)]
     mistakes = [e for e in catalogue if isinstance(e, Mistake)]
     rng.shuffle(alternatives)
+    works: list[list[Alternative]] = [[] for _ in range(8)]  # each in one learner's work,
+    for i, alternative in enumerate(alternatives):  # no two in one work on one function
+        functions = {edit.function for edit in alternative.edits}
+        work = next(works[(i + k) % 8] for k in range(8) if not functions & {
+            edit.function for other in works[(i + k) % 8] for edit in other.edits})
+        work.append(alternative)
 
     def independent(index: int) -> dict[str, str]:
         own = random.Random(1000 + index)
         modules = dict(reference)
-        for alternative in alternatives[index::8] if index < 8 else []:  # each in one's work
+        for alternative in works[index] if index < 8 else []:
             name = alternative.section.file_name
             modules[name] = apply_edits(modules[name], alternative, name)
         modules = {m: restyled(text, learner_lines(text), own) for m, text in modules.items()}
