@@ -19,6 +19,13 @@ CODE = ("course", "solutions", "exercises", "tools", "grading", "tests", "mistak
         "notebooks", "data", "requirements")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "check_all: a check that no usual change (to a section's reference, a "
+        "test's message, the docs) can break: `make check-all` runs it, `make check` does not "
+        "(README says why)")
+
+
 def code_digest() -> str:
     """A digest of every file of CODE and the course's settings: what made a shared folder."""
     digest = hashlib.sha256()
