@@ -172,9 +172,9 @@ mutation: $(STAMP) ## mutation-test solutions/ with mutmut (slow) and update MUT
 	$(PY) -m tools.mutation
 
 # --- ELMo on real English: make demo-real ------------------------------------------------
-# data/wordnet/ is extracted from WordNet 3.0 by tools/wordnet.py; make check compares it byte
-# for byte with what the tool makes of an installed WordNet (tests/tooling/test_real_english.py
-# skips that where WordNet is absent). make system-packages installs it, as root.
+# data/wordnet/ is extracted from WordNet 3.0 by tools/wordnet.py; make check-all compares it
+# byte for byte with what the tool makes of an installed WordNet (tests/tooling/
+# test_real_english.py skips that where WordNet is absent). make system-packages installs it, as root.
 # SCALE=full: every definition for several epochs, a larger biLM (a GPU picks it itself; on
 # a CPU it takes hours: each run of the cpu scale times a fraction of it and states the cost).
 # make check warns, never fails, when docs/results-real.json was made by other code.
