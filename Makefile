@@ -41,16 +41,22 @@ lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh enviro
 # file to a process, so that each file's fixtures (a graded class, an executed notebook) are
 # made once. Each test's time goes to TOOLING_TIMES (pytest's JUnit XML), which `make bench`
 # reads for the slowest files.
+# The tooling tests marked check_all (pytest.ini) are checks that no usual change can break:
+# `make check-all` runs them after `make check`, as CI does (README, "make check-all").
 TOOLING_JOBS ?= 2
 TOOLING_TIMES := build/tooling-times.xml
-.PHONY: check-parts check-tooling
-check: system-packages ## everything CI runs
+TOOLING := $(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile
+.PHONY: check-parts check-tooling check-all
+check: system-packages ## every check that a usual change can break (a few minutes)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target check-parts
 
 check-parts: lint check-tooling
 
 check-tooling: test-solutions
-	$(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile --junitxml $(TOOLING_TIMES)
+	$(TOOLING) -m "not check_all" --junitxml $(TOOLING_TIMES)
+
+check-all: check ## make check, then the checks that only grading/ or tools/wordnet.py can break (CI)
+	$(TOOLING) -m check_all
 
 # --- exercises ---------------------------------------------------------------------------
 .PHONY: exercises check-exercises
@@ -166,9 +172,9 @@ mutation: $(STAMP) ## mutation-test solutions/ with mutmut (slow) and update MUT
 	$(PY) -m tools.mutation
 
 # --- ELMo on real English: make demo-real ------------------------------------------------
-# data/wordnet/ is extracted from WordNet 3.0 by tools/wordnet.py; make check compares it byte
-# for byte with what the tool makes of an installed WordNet (tests/tooling/test_real_english.py
-# skips that where WordNet is absent). make system-packages installs it, as root.
+# data/wordnet/ is extracted from WordNet 3.0 by tools/wordnet.py; make check-all compares it
+# byte for byte with what the tool makes of an installed WordNet (tests/tooling/
+# test_real_english.py skips that where WordNet is absent). make system-packages installs it, as root.
 # SCALE=full: every definition for several epochs, a larger biLM (a GPU picks it itself; on
 # a CPU it takes hours: each run of the cpu scale times a fraction of it and states the cost).
 # make check warns, never fails, when docs/results-real.json was made by other code.

@@ -64,6 +64,7 @@ from .registry import (
     find_section,
     shown,
 )
+from .state import module_digest
 from .switch import IMPL_FILE, IMPL_VARIABLE, chosen_impl  # noqa: F401 (the notebooks')
 
 OVERVIEW = "00_overview.ipynb"
@@ -75,7 +76,10 @@ EXECUTED_DIR = BUILD_DIR / "notebooks"  # where `make run-notebooks` keeps what 
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 # One torch thread per kernel unless told otherwise: kernels run side by side on few cores,
 # where OpenMP threads waiting for each other slow training down several times over.
-KERNEL_ENV = {"OMP_NUM_THREADS": "1", **os.environ}
+KERNEL_ENV = {"OMP_NUM_THREADS": "1"}
+# The results file whose records a section's checks show, instead of running them, where
+# they were made from the module under test (`recorded_checks`).
+RECORDED_CHECKS_VAR = "ELMO_CHECKS_RECORDED"
 _TERMINAL_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 _PYTEST_EXPLANATION = re.compile(r"\s+assert\s")  # pytest's explanation after a message
 
@@ -275,7 +279,8 @@ def run_checks(impl: str | Path, section: str | int) -> None:
     report, so that a saved notebook (and the course book) keeps the report alone; elsewhere
     the report is printed. The tests run in a process of their own: hypothesis draws some
     examples from constants it finds in the modules already imported, so in the kernel they
-    would see other examples than `make test` does.
+    would see other examples than `make test` does. Where a run of the same tests on the
+    same module has been recorded for it (`recorded_checks`), its records are shown instead.
 
     Raises:
         ChecksFailed: a test failed, or there was none to run.
@@ -283,6 +288,41 @@ def run_checks(impl: str | Path, section: str | int) -> None:
     chosen = find_section(section)
     running = f"section {chosen.number} ({chosen.name}): its checks on {shown(_in_course(impl))}/"
     progress = _Progress(f"{running} ...")
+    found = recorded_checks(impl, chosen)
+    if found is not None:
+        status, printed = int(any(r["status"] not in ("passed", "skipped") for r in found)), ""
+    else:
+        found, status, printed = _run_checks(impl, chosen, running, progress)
+    progress.done(fit(checks_report(chosen, found, status, printed)))
+    if status != 0:
+        failed = sum(r["status"] not in ("passed", "skipped") for r in found)
+        raise ChecksFailed(
+            f"section {chosen.number} ({chosen.name}): "
+            + (f"{failed} of {len(found)} checks do not pass yet; the report above says "
+               "which and why" if failed else "the checks could not run; see above")
+            + f" (all of pytest's output: make test SECTION={chosen.number})")
+
+
+def recorded_checks(impl: str | Path, section: Section) -> list[dict] | None:
+    """`section`'s records in the results file that $ELMO_CHECKS_RECORDED names (`make
+    check` names the one its run of every section's tests on the reference wrote, which its
+    notebook test sees fresh), where there are some and each was made from the module that
+    `impl` holds now; None otherwise, and always where the variable is not set (a learner's
+    notebook runs its checks)."""
+    path = os.environ.get(RECORDED_CHECKS_VAR)
+    if not path or not Path(path).is_file():
+        return None
+    digest = module_digest(_in_course(impl) / section.file_name)
+    found = [r for r in json.loads(Path(path).read_text()) if r.get("section") == section.number]
+    if not found or any(r.get("module_digest") != digest for r in found):
+        return None
+    return found
+
+
+def _run_checks(impl: str | Path, chosen: Section, running: str, progress: _Progress
+                ) -> tuple[list[dict], int, str]:
+    """Run `chosen`'s tests on `impl` in a process of their own, counting them in
+    `progress` as they pass: (their records, pytest's exit status, what it printed)."""
     with tempfile.TemporaryDirectory() as scratch:
         results = Path(scratch) / "results.json"
         command = [sys.executable, "-m", "pytest", "tests/sections", "--impl", str(impl),
@@ -296,14 +336,7 @@ def run_checks(impl: str | Path, section: str | int) -> None:
                 printed += decoder.decode(chunk)
                 progress.show(f"{running}: {_tally(printed)} ...")
         found = json.loads(results.read_text()) if results.exists() else []
-    progress.done(fit(checks_report(chosen, found, tests.returncode, printed)))
-    if tests.returncode != 0:
-        failed = sum(r["status"] not in ("passed", "skipped") for r in found)
-        raise ChecksFailed(
-            f"section {chosen.number} ({chosen.name}): "
-            + (f"{failed} of {len(found)} checks do not pass yet; the report above says "
-               "which and why" if failed else "the checks could not run; see above")
-            + f" (all of pytest's output: make test SECTION={chosen.number})")
+    return found, tests.returncode, printed
 
 
 # pytest -q's progress: a line of marks, one per test (. passed, F or E not, s skipped, x
@@ -442,7 +475,7 @@ async def _execute(path: Path, impl: str, slots: asyncio.Semaphore,
         report(f"...  {path.name:24} started ({code_cells} code cells)")
         start = time.perf_counter()
         try:
-            await client.async_execute(env=KERNEL_ENV)
+            await client.async_execute(env={**KERNEL_ENV, **os.environ})  # as it is now
         except CellExecutionError:
             outputs = notebook.cells[current["cell"]].outputs
             error = next(o for o in outputs if o.output_type == "error")

@@ -13,9 +13,17 @@ from course.registry import BUILD_DIR, ROOT
 from tools import demo
 
 SHARED_DIR = BUILD_DIR / "tooling-shared"
+SOLUTION_RESULTS = BUILD_DIR / "results-solutions.json"  # `make test-solutions` writes it
 # What a shared folder is made from: the course's code and data, never its prose.
 CODE = ("course", "solutions", "exercises", "tools", "grading", "tests", "mistakes",
         "notebooks", "data", "requirements")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "check_all: a check that no usual change (to a section's reference, a "
+        "test's message, the docs) can break: `make check-all` runs it, `make check` does not "
+        "(README says why)")
 
 
 def code_digest() -> str:
@@ -26,6 +34,18 @@ def code_digest() -> str:
     for path in [*files, ROOT / "course.toml", ROOT / "pytest.ini"]:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def fresh_solution_results() -> Path | None:
+    """What `make test-solutions` recorded of every section's tests on the reference, where
+    it was written after every file that their outcome depends on (in `make check`, by this
+    run's test-solutions); None otherwise (a tooling test run alone, after an edit)."""
+    if not SOLUTION_RESULTS.exists():
+        return None
+    sources = [ROOT / "course.toml", *ROOT.glob("solutions/*.py"), *ROOT.glob("course/*.py"),
+               *ROOT.glob("tests/sections/*.py")]
+    fresh = SOLUTION_RESULTS.stat().st_mtime > max(p.stat().st_mtime for p in sources)
+    return SOLUTION_RESULTS if fresh else None
 
 
 def shared_folder(name: str, make: Callable[[Path], None]) -> Path:

@@ -15,9 +15,8 @@ import pytest
 
 from course import concepts, registry
 from course.registry import REFERENCE_DIR, ROOT, SECTIONS
+from tests.tooling.conftest import SOLUTION_RESULTS
 from tools.exercises import find_blocks
-
-SOLUTION_RESULTS = ROOT / "build" / "results-solutions.json"  # `make test-solutions` writes it
 
 
 def section_test_names(section) -> list[str]:

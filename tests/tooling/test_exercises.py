@@ -21,11 +21,11 @@ from course.harness import Harness
 from course.progress import SectionProgress, next_step, summarise, table
 from course.registry import ROOT, SECTIONS, STUB_MESSAGE, find_section
 from course.results import NOT_IMPLEMENTED, PASSED
+from tests.tooling.conftest import fresh_solution_results
 from tools import exercises as gen
 
 BILM = find_section("bilm")
 HARNESS_PACKAGE = re.compile(r"elmo_[0-9a-f]{16}")  # what the harness names its packages
-SOLUTION_RESULTS = ROOT / "build" / "results-solutions.json"  # `make test-solutions` writes it
 
 
 def stubbed(source: str) -> list[str]:
@@ -315,18 +315,9 @@ def test_the_stubs_read_as_not_implemented_yet(pristine_run):
     assert not HARNESS_PACKAGE.search(run.stdout) and "/tmp/" not in run.stdout
 
 
-def _is_fresh(results: Path) -> bool:
-    """`results` was written after every file that the section tests' outcome depends on."""
-    if not results.exists():
-        return False
-    sources = [ROOT / "course.toml", *ROOT.glob("solutions/*.py"), *ROOT.glob("course/*.py"),
-               *ROOT.glob("tests/sections/*.py")]
-    return results.stat().st_mtime > max(p.stat().st_mtime for p in sources)
-
-
 def test_every_section_scores_full_marks_on_the_reference(tmp_path):
-    results = SOLUTION_RESULTS
-    if not _is_fresh(results) or not all(statuses_by_section(results).values()):
+    results = fresh_solution_results()
+    if results is None or not all(statuses_by_section(results).values()):
         results = tmp_path / "solutions.json"  # not from this run of `make check`: run them
         run_section_tests(ROOT / "solutions", results)
     for number, statuses in statuses_by_section(results).items():

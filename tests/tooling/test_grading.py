@@ -600,6 +600,7 @@ def test_the_page_cache_pair_carries_its_pattern_outside_the_filter(tmp_path, mo
 
 
 @isolated
+@pytest.mark.check_all  # the sandbox's alone: both modules add to the code, patch nothing
 def test_the_page_cache_carries_nothing_from_one_run_to_the_next(page_cache):
     """Neither is flagged (the scan does not read `pathlib.os`); outside the filter the pair
     carries the pattern, inside it the receiver stays a stub."""

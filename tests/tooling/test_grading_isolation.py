@@ -25,6 +25,9 @@ from grading.zygote import DENIED
 
 LIMITS = Limits(memory_mb=2048, scratch_mb=8, threads=8, section_timeout_s=120)
 PROBLEM = {mode: sandbox.problem(mode) for mode in ("bwrap", "uid")}
+# What a run can see and do depends on grading/ and the machine alone: its probe is a module
+# of its own, never the reference's, and no test's message reaches it.
+pytestmark = pytest.mark.check_all
 PROBE = """
 import ctypes, fcntl, json, mmap, os, socket, subprocess, sys, threading, time, torch
 

@@ -2,6 +2,7 @@
 ways: through on the reference, and on the pristine stubs up to their first call only; the
 course book is built from the run on the reference and read in a browser."""
 
+import json
 import os
 import re
 import shutil
@@ -16,6 +17,8 @@ from course import notebook as notebooks
 from course import switch
 from course.notebook import PARAMETERS_TAG, Outcome
 from course.registry import NOTEBOOKS_DIR, ROOT, SECTIONS, find_section
+from course.state import module_digest
+from tests.tooling.conftest import fresh_solution_results
 from tools import book
 from tools import notebooks as tools_notebooks
 from tools.notebooks import FIRST_CALL_TAG
@@ -199,8 +202,16 @@ IMPLS = {"reference": "solutions", "stubs": "exercises"}
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[tuple[str, str], Outcome]:
+    """Every notebook run both ways. A section's checks cell on the reference shows what
+    `make test-solutions` recorded in this `make check` (the same tests on the same module,
+    `notebooks.recorded_checks`) rather than running them a second time; run alone, after an
+    edit, the kernels run them."""
     runs = [(name, impl) for impl in IMPLS.values() for name in notebooks.notebook_names()]
-    return {(o.notebook, o.impl): o for o in notebooks.execute(runs, parallel=2)}
+    recorded = fresh_solution_results()
+    with pytest.MonkeyPatch.context() as patch:
+        if recorded is not None:
+            patch.setenv(notebooks.RECORDED_CHECKS_VAR, str(recorded))
+        return {(o.notebook, o.impl): o for o in notebooks.execute(runs, parallel=2)}
 
 
 @pytest.mark.slow
@@ -414,6 +425,29 @@ def test_run_checks_on_a_broken_section_prints_the_report_and_raises_one_line(tm
         notebooks.run_checks(impl, "setup")
     printed = capsys.readouterr().out
     assert "FAILED " in printed and "Traceback" not in printed, printed
+
+
+def test_recorded_checks_of_the_module_as_it_is_are_shown_and_any_other_run_again(
+        tmp_path, monkeypatch, capsys):
+    impl, setup = tmp_path / "impl", find_section("setup")
+    shutil.copytree(ROOT / "solutions", impl)
+    digest = module_digest(impl / setup.file_name)
+    records = [{"section": 1, "name": "test_a", "checks": "It works.", "status": "passed",
+                "message": "", "module_digest": digest},
+               {"section": 1, "name": "test_b", "checks": "It seeds.", "status": "failed",
+                "message": "AssertionError: as recorded", "module_digest": digest}]
+    (tmp_path / "results.json").write_text(json.dumps(records))
+    monkeypatch.setenv(notebooks.RECORDED_CHECKS_VAR, str(tmp_path / "results.json"))
+    assert notebooks.recorded_checks(impl, setup) == records
+    with pytest.raises(notebooks.ChecksFailed, match="1 of 2 checks do not pass yet"):
+        notebooks.run_checks(impl, "setup")  # what was recorded: no test runs
+    assert "message: AssertionError: as recorded" in capsys.readouterr().out
+    assert notebooks.recorded_checks(impl, find_section("corpus")) is None, "none recorded"
+    module = impl / setup.file_name
+    module.write_text(module.read_text() + "\n")
+    assert notebooks.recorded_checks(impl, setup) is None, "recorded of other bytes"
+    monkeypatch.delenv(notebooks.RECORDED_CHECKS_VAR)
+    assert notebooks.recorded_checks(ROOT / "solutions", setup) is None, "a learner's: run"
 
 
 def test_make_lab_installs_jupyter_apart_and_starts_it_at_the_root_as_root_too():

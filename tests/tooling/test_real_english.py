@@ -31,6 +31,7 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.check_all  # only tools/wordnet.py, data/wordnet/ or WordNet itself can break it
 def test_the_shipped_files_are_what_the_tool_makes_of_wordnet():
     if not wordnet.installed():
         pytest.skip(f"WordNet 3.0 is not installed at {wordnet.WORDNET_DIR} (apt-get install "
