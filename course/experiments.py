@@ -38,6 +38,7 @@ import json
 import multiprocessing
 import os
 import sys
+import textwrap
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -53,7 +54,7 @@ from . import analysis, targets
 from .corpus import CORPUS, HELDOUT, HELDOUT_LABELS, SENSE_LABELS
 from .harness import Harness, Sections
 from .pretrained import TRAINING_SEED
-from .registry import BUILD_DIR, ROOT, SECTIONS, STUB_MESSAGE, shown
+from .registry import BUILD_DIR, OUTPUT_WIDTH, ROOT, SECTIONS, STUB_MESSAGE, shown
 
 __all__ = [
     "ExperimentError",
@@ -76,14 +77,14 @@ REPLICATE_OUT = BUILD_DIR / "replicate"
 REPLICATE_SEEDS = 5
 Progress = Callable[[str], None]
 LEGEND = """\
-Each names on how many seeds it held for your trained biLMs and for the untrained ones they
-started from, and the effect of pre-training (trained minus untrained: mean ± sd, and on how
-many seeds it is what the target asks). It reads
-  pre-training      where the trained biLMs hold it on enough seeds, the untrained ones do not,
-                    and the effect is there on enough seeds
-  the architecture  where the untrained biLMs hold it too: it says nothing of what was learned
-  missed            where the trained biLMs do not hold it on enough seeds
-  unclear           where they hold it and the untrained ones do not, but the effect is short
+Each row is a set of seeds: yours, then the reference's. Every number is a mean over the
+seeds ± half its 95% interval (Student's t; one seed has none): of the trained biLMs' reading,
+of the untrained ones' they started from, and of the effect of pre-training (trained minus
+untrained, seed by seed). One rule reads every row, whatever its number of seeds:
+  pre-training      the trained biLMs' interval holds the claim, the effect's what it asks
+  the architecture  the untrained biLMs' interval holds it too: it says nothing learned
+  missed            the trained biLMs' interval lies short of the claim
+  unclear           an interval straddles its bound: within seed noise
 """
 
 
@@ -419,9 +420,9 @@ def replicate(impl: Path, seeds: int = REPLICATE_SEEDS, jobs: int = 2,
     if reference:
         differ = targets.differences(results, reference)
         print("every target reads as the reference's did" if not differ else
-              "these read otherwise than the reference's (over few seeds, a target near its "
-              "threshold can by chance; one far from it points at a mistake):\n"
-              + "\n".join(f"  {claim}" for claim in differ))
+              "these read otherwise than the reference's:\n" + "\n".join(
+                  textwrap.fill(str(d), OUTPUT_WIDTH, initial_indent="  ",
+                                subsequent_indent="    ") for d in differ))
     return results
 
 
