@@ -37,6 +37,7 @@ more than seed noise (`within_noise`): twice the standard error of their differe
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -472,7 +473,7 @@ def markdown_table(results: dict) -> str:
 
 # The columns of `report`, each row a set of seeds; 4 + 20 + 16 + 16 + 16 + 16 = 88, the
 # width the course's readings keep to (`course.registry.OUTPUT_WIDTH`).
-COLUMNS = ("", "trained", "untrained", "trained − untrained", "reading")
+COLUMNS = ("", "trained", "untrained", "effect", "reading")  # effect: trained − untrained
 
 
 def _row(who: str, trained, untrained, effect, verdict: str) -> str:
@@ -492,8 +493,10 @@ def report(results: dict, reference: dict | None = None) -> str:
         if target.section != section:
             section = target.section
             lines += ["", f"section {section}{' (a bonus)' if section == 8 else ''}",
-                      f"    {COLUMNS[0]:<20}" + "".join(f"{c:<16}" for c in COLUMNS[1:])]
-        lines.append(f"  {target.claim} (the effect asks {target.asked})")
+                      (f"    {COLUMNS[0]:<20}" + "".join(f"{c:<16}" for c in COLUMNS[1:]))
+                      .rstrip()]
+        lines += textwrap.wrap(f"{target.claim} (the effect asks {target.asked})", 88,
+                               initial_indent="  ", subsequent_indent="    ")
         yours = f"yours, {n} seed{'s' if n > 1 else ''}"
         if reading.verdict == NOT_RUN:
             lines.append(f"    {yours:<20}{NOT_RUN} (section 8 was not measured)")
@@ -502,8 +505,10 @@ def report(results: dict, reference: dict | None = None) -> str:
                               reading.verdict))
         if reference and target.claim in reference["targets"]:
             theirs = reference["targets"][target.claim]
-            lines.append(_row(f"reference, {reference['seeds']} seeds", theirs["trained"],
-                              theirs["untrained"], theirs["effect"], theirs["verdict"]))
+            lines.append(_row(f"reference, {reference['seeds']} seeds",
+                              *(theirs["values"][key] for key in ("trained", "untrained",
+                                                                  "effect")),
+                              theirs["verdict"]))
     return "\n".join(lines).lstrip("\n")
 
 
@@ -535,7 +540,7 @@ def differences(results: dict, reference: dict) -> list[Difference]:
     for r in read(results):
         theirs = reference["targets"].get(r.target.claim)
         if r.verdict != NOT_RUN and theirs and r.verdict != theirs["verdict"]:
-            within, difference, noise = within_noise(r.effect, theirs["effect"])
+            within, difference, noise = within_noise(r.effect, theirs["values"]["effect"])
             found.append(Difference(r.target.claim, r.verdict, theirs["verdict"], difference,
                                     noise, within))
     return found
@@ -585,14 +590,17 @@ def key_means(results: dict) -> dict:
 
 
 def summary(results: dict) -> dict:
-    """What `report` and `differences` read of the reference: per claim, the per-seed values
-    of the trained and the untrained biLMs' statistic and of the effect (3 decimals), and
-    the verdict; JSON-able."""
+    """What `report`, `differences` and the notebooks read of the reference: per claim, on
+    how many seeds each holds ("trained", "untrained", "effect": "k/n"), the effect's
+    "effect_mean_sd", the "verdict", and "values": the per-seed values of the trained and
+    the untrained biLMs' statistic and of the effect (3 decimals), which the rule reads;
+    JSON-able."""
     found = {}
     for reading in read(results):
         if reading.verdict != NOT_RUN:
             found[reading.target.claim] = {
-                **{key: [round(float(x), 3) for x in getattr(reading, key)]
-                   for key in ("trained", "untrained", "effect")},
-                "verdict": reading.verdict}
+                **reading.counts(), "effect_mean_sd": spread(reading.effect),
+                "verdict": reading.verdict,
+                "values": {key: [round(float(x), 3) for x in getattr(reading, key)]
+                           for key in ("trained", "untrained", "effect")}}
     return {"seeds": len(results["seeds"]), "targets": found}

@@ -168,8 +168,8 @@ def test_replicate_judges_yours_and_the_references_by_one_rule():
     summary = targets.summary(committed)
     for target in targets.TARGETS:
         theirs = summary["targets"][target.claim]
-        assert targets.verdict(target, theirs["trained"], theirs["untrained"],
-                               theirs["effect"]) == theirs["verdict"], target.claim
+        assert targets.verdict(target, *(theirs["values"][key] for key in (
+            "trained", "untrained", "effect"))) == theirs["verdict"], target.claim
 
 
 def test_without_the_character_biLM_its_targets_are_not_run_and_the_others_unchanged():
