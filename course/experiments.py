@@ -39,6 +39,7 @@ import multiprocessing
 import os
 import sys
 import textwrap
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -53,6 +54,7 @@ from torch import nn
 from . import analysis, targets
 from .corpus import CORPUS, HELDOUT, HELDOUT_LABELS, SENSE_LABELS
 from .harness import Harness, Sections
+from .interrupt import each, forking, ignore_in_worker, stopped
 from .pretrained import TRAINING_SEED
 from .registry import BUILD_DIR, OUTPUT_WIDTH, ROOT, SECTIONS, STUB_MESSAGE, shown
 
@@ -246,6 +248,7 @@ def measure_seed(sections: Sections, seed: int, characters: bool = False,
 # --- every seed --------------------------------------------------------------------------------
 
 _SECTIONS: Sections | None = None  # what the forked workers measure
+_REPORT: Progress | None = None  # where they say that they started
 
 
 def _job(job: tuple[int, bool, dict[str, int], bool]) -> tuple[str, int, bool, Any, float]:
@@ -253,6 +256,9 @@ def _job(job: tuple[int, bool, dict[str, int], bool]) -> tuple[str, int, bool, A
     seconds) or ("error", seed, characters, the message, CPU seconds)."""
     seed, characters, word2idx, keep = job
     started = time.process_time()
+    if _REPORT is not None:
+        _REPORT(f"  {'character biLM' if characters else 'word biLM'}, seed {seed}: started "
+                "(its untrained start measured, then pre-trained and measured)")
     try:
         found = measure_seed(_SECTIONS, seed, characters, word2idx, keep)
     except Exception as error:  # noqa: BLE001 - said in the parent, which decides
@@ -274,13 +280,34 @@ def _failure(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}{where}"
 
 
-def _one_thread() -> None:
+def _worker() -> None:
+    """A worker's start: one torch thread, Ctrl-C left to the parent."""
     torch.set_num_threads(1)
+    ignore_in_worker()
 
 
 def say(line: str) -> None:
     """Print `line` at once, also into a pipe or a file."""
     print(line, flush=True)
+
+
+class Ticker:
+    """Says `line()` through `report` every `every` seconds, from a thread of its own, until
+    `stop`: between the lines that finished work writes, a long wait shows it is alive."""
+
+    def __init__(self, line: Callable[[], str], report: Progress, every: float = 20.0):
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._tick, args=(line, report, every),
+                                        daemon=True)
+        self._thread.start()
+
+    def _tick(self, line: Callable[[], str], report: Progress, every: float) -> None:
+        while not self._stopped.wait(every):
+            report(line())
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
 
 
 def run(sections: Sections, seeds: Iterable[int], characters: bool = True, jobs: int = 2,
@@ -299,26 +326,31 @@ def run(sections: Sections, seeds: Iterable[int], characters: bool = True, jobs:
     Raises:
         ExperimentError: a seed of the word biLM failed; its message says where.
     """
-    global _SECTIONS
+    global _SECTIONS, _REPORT
     seeds = list(seeds)
     word2idx, _ = vocabulary(sections)
     work = [(seed, True, word2idx, seed in keep) for seed in seeds] if characters else []
     work += [(seed, False, word2idx, seed in keep) for seed in seeds]  # the longest first
     report = progress or (lambda line: None)
     started = time.perf_counter()
-    _SECTIONS, pool = sections, None
+    _SECTIONS, _REPORT, pool = sections, progress, None
+    finished = [0]
+    ticker = Ticker(lambda: f"  ... {time.perf_counter() - started:.0f} s: {finished[0]} of "
+                    f"{len(work)} biLMs done", report) if progress else None
     try:
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
             # torch's optimisers import its compiler when the first one is made (seconds of
             # CPU): imported once here, no worker imports it again
             importlib.import_module("torch._dynamo")
             # forked before this process trains anything: the workers start from a quiet one
-            pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_one_thread)
-            done = pool.imap_unordered(_job, work)
+            with forking():
+                pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker)
+            done = each(pool.imap_unordered(_job, work))
         else:
             done = map(_job, work)
         details: dict = {}
         for n, (status, seed, chars, found, cpu) in enumerate(done, start=1):
+            finished[0] = n
             name = "character biLM" if chars else "word biLM"
             if status == "error":
                 if not chars:
@@ -333,7 +365,9 @@ def run(sections: Sections, seeds: Iterable[int], characters: bool = True, jobs:
                 f"it and its untrained start measured in {cpu:.0f} s of CPU "
                 f"({time.perf_counter() - started:.0f} s so far)")
     finally:
-        _SECTIONS = None
+        _SECTIONS = _REPORT = None
+        if ticker is not None:
+            ticker.stop()
         if pool is not None:
             pool.terminate()
             pool.join()
@@ -400,10 +434,11 @@ def key_numbers(results: dict) -> str:
 def replicate(impl: Path, seeds: int = REPLICATE_SEEDS, jobs: int = 2,
               out: Path = REPLICATE_OUT) -> dict:
     """`run` on every section of `impl` (none from the reference), then the targets."""
-    sections = Harness(impl, reference_dir=impl).sections(SECTIONS[-1])  # all impl's own
     say(f"make replicate: the sections in {shown(impl)}/ pre-train a biLM and a character "
         f"biLM on each of {seeds} seed(s), and each is measured against the untrained biLM it "
-        f"started from, in {jobs} process(es); a line as each finishes")
+        f"started from, in {jobs} process(es); a line as each starts and finishes, and every "
+        "20 s (Ctrl-C stops it)")
+    sections = Harness(impl, reference_dir=impl).sections(SECTIONS[-1])  # all impl's own
     results, details = run(sections, range(seeds), jobs=jobs)
     if "char error" in details:
         print(f"the character biLM (section 8, a bonus) was not measured: "
@@ -459,6 +494,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nmake replicate stopped: {error}\nIt needs sections 1-7 to pass their tests "
               "(`make test`); section 8 is a bonus.")
         return 1
+    except KeyboardInterrupt:
+        return stopped("make replicate", f"its results are written only at the end, so "
+                       f"{shown(args.out)}/ holds the last complete run, if any")
     print(f"done in {time.perf_counter() - started:.0f} s")
     return 0
 
