@@ -39,7 +39,6 @@ import multiprocessing
 import os
 import sys
 import textwrap
-import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -54,7 +53,7 @@ from torch import nn
 from . import analysis, targets
 from .corpus import CORPUS, HELDOUT, HELDOUT_LABELS, SENSE_LABELS
 from .harness import Harness, Sections
-from .interrupt import each, forking, ignore_in_worker, stopped
+from .long_command import Ticker, each, forking, ignore_in_worker, stopped
 from .pretrained import TRAINING_SEED
 from .registry import BUILD_DIR, OUTPUT_WIDTH, ROOT, SECTIONS, STUB_MESSAGE, shown
 
@@ -291,25 +290,6 @@ def say(line: str) -> None:
     print(line, flush=True)
 
 
-class Ticker:
-    """Says `line()` through `report` every `every` seconds, from a thread of its own, until
-    `stop`: between the lines that finished work writes, a long wait shows it is alive."""
-
-    def __init__(self, line: Callable[[], str], report: Progress, every: float = 20.0):
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._tick, args=(line, report, every),
-                                        daemon=True)
-        self._thread.start()
-
-    def _tick(self, line: Callable[[], str], report: Progress, every: float) -> None:
-        while not self._stopped.wait(every):
-            report(line())
-
-    def stop(self) -> None:
-        self._stopped.set()
-        self._thread.join()
-
-
 def run(sections: Sections, seeds: Iterable[int], characters: bool = True, jobs: int = 2,
         progress: Progress | None = say, keep: Sequence[int] = ()) -> tuple[dict, dict]:
     """`measure_seed` of every seed, for the word biLM and, with `characters`, the character
@@ -334,9 +314,7 @@ def run(sections: Sections, seeds: Iterable[int], characters: bool = True, jobs:
     report = progress or (lambda line: None)
     started = time.perf_counter()
     _SECTIONS, _REPORT, pool = sections, progress, None
-    finished = [0]
-    ticker = Ticker(lambda: f"  ... {time.perf_counter() - started:.0f} s: {finished[0]} of "
-                    f"{len(work)} biLMs done", report) if progress else None
+    finished, ticker = [0], None
     try:
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
             # torch's optimisers import its compiler when the first one is made (seconds of
@@ -348,6 +326,9 @@ def run(sections: Sections, seeds: Iterable[int], characters: bool = True, jobs:
             done = each(pool.imap_unordered(_job, work))
         else:
             done = map(_job, work)
+        if progress:  # a thread of its own, started once the workers are forked
+            ticker = Ticker(lambda: f"  ... {time.perf_counter() - started:.0f} s: "
+                            f"{finished[0]} of {len(work)} biLMs done", report)
         details: dict = {}
         for n, (status, seed, chars, found, cpu) in enumerate(done, start=1):
             finished[0] = n

@@ -40,6 +40,7 @@ the data and the scale, so a second run only measures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import gzip
 import hashlib
@@ -65,7 +66,7 @@ from torch import nn
 
 from . import real_findings
 from .harness import Harness, Sections, sources_key
-from .interrupt import forking, ignore_in_worker, patiently, stopped
+from .long_command import Ticker, forking, ignore_in_worker, patiently, stopped
 from .real_findings import LAYERS, MASKED, PRETRAINED, UNTRAINED, reading
 from .real_readings import (
     PARTS_OF_SPEECH,
@@ -1016,10 +1017,14 @@ def run(sections: Sections, seeds: Sequence[int], scale: Scale | None = None,
         log(f"pre-training {len(tasks) - len(speed)} biLMs in {jobs} processes ...")
         with forking():
             pool = context.Pool(jobs, initializer=ignore_in_worker)
-        with pool as workers:
+        doing = ["pre-training"]
+        ticker = Ticker(lambda: f"  ... {time.perf_counter() - started:.0f} s, {doing[0]}", log,
+                        every=15)
+        with pool as workers, contextlib.closing(ticker):
             speeds = [found for found in patiently(workers.map_async(
                 _pretrain_in_worker, tasks, chunksize=1)) if found is not None]
             log(f"measuring {len(seeds)} seeds in {jobs} processes ...")
+            doing[0] = "measuring"
             measured = patiently(workers.map_async(_measure_in_worker, list(seeds),
                                                    chunksize=1))
             workers.close()

@@ -276,34 +276,37 @@ def layer_weights(sections: Sections) -> list[str]:
             rows += [("reference, trained - untrained", _numbers(theirs, True)),
                      ("seed noise (twice its sd)", _numbers(
                          [2 * sd for sd in [*sds, noise["mix_accuracy"][key]]]))]
-        lines += [f"{trained.name}: the mix's weights (uniform: 0.333 each) and its held-out "
-                  f"accuracy (chance {trained.chance:.3f}):",
+        lines += [f"{trained.name}: the mix's weights (uniform 0.333) and held-out accuracy "
+                  f"(chance {trained.chance:.3f}):",
                   *_table(["s_0", "s_1", "s_2", "accuracy"], rows),
                   *read_weights(trained.name, row["trained"][:3], row["untrained"][:3], sds)]
     return lines
 
 
-def read_ranks(trained: float, untrained: float, sd: float | None, chance: float) -> list[str]:
+def read_ranks(trained: float, untrained: float, sd: float | None, chance: float,
+               theirs: float | None = None) -> list[str]:
     """The reading of section 8's mean rank of the relatives of words the corpus lacks (one
     seed's, trained and untrained; `sd`: the reference's standard deviation of the effect,
-    or None; `chance`: the mean rank of a ranking that knows nothing), and why pre-training
-    moves them: an unseen word's layer 0 comes from its letters alone, which the untrained
-    filters already compare; pre-training makes layer 0 serve the LSTMs, which need the
-    words that stand in the same places in sentences, not the ones spelt alike."""
+    or None; `chance`: the mean rank of a ranking that knows nothing; `theirs`: the
+    reference's mean effect over its seeds, or None), and why pre-training moves them: an
+    unseen word's layer 0 comes from its letters alone, which the untrained filters already
+    compare; pre-training makes layer 0 serve the LSTMs, which need the words that stand in
+    the same places in sentences, not the ones spelt alike."""
     effect = trained - untrained
-    kind = effect_of(effect, sd)
     noise = f"; noise {2 * sd:.1f}" if sd is not None else ""
+    why = ("pre-training makes layer 0 serve the LSTMs, which need the words that stand in "
+           "the same places in sentences, and an unseen word's vector, made from its letters "
+           "alone, moves towards the words used like it, away from those spelt like it")
     said = {
         RAISED: f"pre-training moved the relatives away ({effect:+.1f}{noise}), beyond seed "
-                "noise: it makes layer 0 serve the LSTMs, which need the words that stand in "
-                "the same places in sentences, and an unseen word's vector, made from its "
-                "letters alone, now sits among the words used like it, not those spelt like it",
+                f"noise: {why}",
         LOWERED: f"pre-training brought the relatives nearer ({effect:+.1f}{noise}), beyond "
                  "seed noise: in this corpus the words spelt alike are also used alike",
-        WITHIN: f"pre-training moved them within seed noise ({effect:+.1f}{noise}): where "
-                "spelling put them",
+        WITHIN: f"pre-training moved them within seed noise ({effect:+.1f}{noise})"
+                + (f"; over the reference's seeds it moves them away ({theirs:+.1f} on "
+                   f"average): {why}" if theirs is not None and theirs > 0 else ""),
         UNMEASURED: f"trained minus untrained is {effect:+.1f}, without the reference's seed "
-                    "noise to read it against"}[kind]
+                    "noise to read it against"}[effect_of(effect, sd)]
     place = ("nearer than" if trained < chance else "no nearer than")
     return _wrapped(f"reading: untrained, spelling alone puts relatives near (random filters "
                     f"already compare letters); {said}. Trained, they rank {place} a ranking "
@@ -324,7 +327,7 @@ def char_encoder(sections: Sections) -> list[str]:
             for state, r in ranks.items()]
     rows.append(("yours, trained - untrained", [f"{means['trained'] - means['untrained']:+.1f}",
                                                 ""]))
-    sd = _reference("char", "noise").get("mean_rank")
+    sd, theirs = _reference("char", "noise").get("mean_rank"), None
     if sd is not None:
         theirs = _reference("char")["mean_rank"] - _reference("char", "untrained")["mean_rank"]
         rows += [("reference, trained - untrained", [f"{theirs:+.1f}", ""]),
@@ -333,7 +336,7 @@ def char_encoder(sections: Sections) -> list[str]:
                       f"{example.query!r}): where their relative ({example.relative!r}) ranks "
                       f"among the {example.candidates} words by layer 0, 1 the nearest:"),
             *_table(["mean rank", "is first"], rows),
-            *read_ranks(means["trained"], means["untrained"], sd, chance)]
+            *read_ranks(means["trained"], means["untrained"], sd, chance, theirs)]
 
 
 SHOWN: dict[str, Callable[[Sections], list[str]]] = {

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from course import real_english, real_findings, real_readings, real_results
-from course.interrupt import INTERRUPTED
+from course.long_command import INTERRUPTED
 from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT
 from tests.tooling.conftest import interrupt_after
 from tools import demo_real, reference, release, results, wordnet

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from course import experiments, targets
-from course.interrupt import INTERRUPTED
+from course.long_command import INTERRUPTED
 from course.registry import OUTPUT_WIDTH, REFERENCE_DIR, SECTIONS
 from tests.tooling.conftest import interrupt_after
 from tools import release, results
@@ -49,9 +49,12 @@ def test_replicate_prints_every_target_trained_against_untrained_beside_the_refe
     out = replicated.stdout
     assert "[2/2] word biLM, seed 0: trained to loss" in out, "progress as each seed finishes"
     assert f"section {BONUS.number} ({BONUS.name})" in out and "not measured" in out
+    lines = out.splitlines()
     for target in targets.TARGETS:
-        claim = out.index(f"  {target.claim}\n")
-        yours, reference = out[claim:].splitlines()[1:3]
+        claim = next(n for n in range(len(lines) - 1) if lines[n].startswith("  ") and " ".join(
+            f"{lines[n]} {lines[n + 1]}".split()).startswith(f"{target.claim} (the effect"))
+        yours, reference = [line for line in lines[claim + 1:claim + 4]
+                            if line.lstrip().startswith(("yours,", "reference,"))]
         assert yours.startswith("    yours, 1 seed ") and reference.startswith(
             "    reference, 10 seeds"), target
         if BONUS.number == target.section:

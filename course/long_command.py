@@ -1,4 +1,5 @@
-"""Ctrl-C on a long command: one line, no traceback, whatever process it reaches.
+"""A long command: a line every few seconds (`Ticker`), and Ctrl-C ends it in one line, with
+no traceback, whatever process it reaches.
 
 A terminal's Ctrl-C reaches every process of the command, the forked workers too; each would
 print its own traceback. The workers ignore it (`ignore_in_worker`, a pool's initializer)
@@ -12,11 +13,13 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from multiprocessing.pool import AsyncResult, IMapIterator
 from typing import Any
 
-__all__ = ["INTERRUPTED", "each", "forking", "ignore_in_worker", "patiently", "stopped"]
+__all__ = ["INTERRUPTED", "Ticker", "each", "forking", "ignore_in_worker", "patiently",
+           "stopped"]
 
 INTERRUPTED = 130  # the exit status of a command stopped by SIGINT, as a shell reports it
 
@@ -61,3 +64,24 @@ def each(results: IMapIterator) -> Iterator[Any]:
             continue
         except StopIteration:
             return
+
+
+class Ticker:
+    """Says `line()` through `report` every `every` seconds, from a thread of its own, until
+    `stop`: between the lines that finished work writes, a long wait shows it is alive."""
+
+    def __init__(self, line: Callable[[], str], report: Callable[[str], None], every: float = 20.0):
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._tick, args=(line, report, every),
+                                        daemon=True)
+        self._thread.start()
+
+    def _tick(self, line: Callable[[], str], report: Callable[[str], None], every: float) -> None:
+        while not self._stopped.wait(every):
+            report(line())
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+    close = stop  # for `contextlib.closing`
