@@ -389,14 +389,27 @@ class Reading:
     def seeds(self) -> int:
         return len(self.trained)
 
+    @property
+    def trained_holds(self) -> np.ndarray:
+        """(seeds,) whether the trained biLM holds the claim on each seed."""
+        return self.target.holds(self.trained, self.target.threshold)
+
+    @property
+    def untrained_holds(self) -> np.ndarray:
+        """(seeds,) whether the untrained biLM holds the claim on each seed."""
+        return self.target.holds(self.untrained, self.target.threshold)
+
+    @property
+    def effect_holds(self) -> np.ndarray:
+        """(seeds,) whether the effect is what the target asks for on each seed."""
+        return self.target.holds(self.effect, self.target.margin)
+
     def counts(self) -> dict[str, str]:
         """"k/n": on how many seeds the trained biLM, the untrained one and the effect hold
         it (what the intervals summarise, shown for a reader who counts)."""
-        target, n = self.target, self.seeds
-        return {key: f"{int(target.holds(values, bound).sum())}/{n}" for key, values, bound in (
-            ("trained", self.trained, target.threshold),
-            ("untrained", self.untrained, target.threshold),
-            ("effect", self.effect, target.margin))}
+        return {key: f"{int(held.sum())}/{self.seeds}" for key, held in (
+            ("trained", self.trained_holds), ("untrained", self.untrained_holds),
+            ("effect", self.effect_holds))}
 
 
 def verdict(target: Target, trained, untrained, effect) -> str:
