@@ -38,6 +38,7 @@ import json
 import multiprocessing
 import os
 import sys
+import textwrap
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -52,8 +53,9 @@ from torch import nn
 from . import analysis, targets
 from .corpus import CORPUS, HELDOUT, HELDOUT_LABELS, SENSE_LABELS
 from .harness import Harness, Sections
+from .long_command import Ticker, each, forking, ignore_in_worker, stopped
 from .pretrained import TRAINING_SEED
-from .registry import BUILD_DIR, ROOT, SECTIONS, STUB_MESSAGE, shown
+from .registry import BUILD_DIR, OUTPUT_WIDTH, ROOT, SECTIONS, STUB_MESSAGE, shown
 
 __all__ = [
     "ExperimentError",
@@ -76,14 +78,14 @@ REPLICATE_OUT = BUILD_DIR / "replicate"
 REPLICATE_SEEDS = 5
 Progress = Callable[[str], None]
 LEGEND = """\
-Each names on how many seeds it held for your trained biLMs and for the untrained ones they
-started from, and the effect of pre-training (trained minus untrained: mean ± sd, and on how
-many seeds it is what the target asks). It reads
-  pre-training      where the trained biLMs hold it on enough seeds, the untrained ones do not,
-                    and the effect is there on enough seeds
-  the architecture  where the untrained biLMs hold it too: it says nothing of what was learned
-  missed            where the trained biLMs do not hold it on enough seeds
-  unclear           where they hold it and the untrained ones do not, but the effect is short
+Each row is a set of seeds: yours, then the reference's. Every number is a mean over the
+seeds ± half its 95% interval (Student's t; one seed has none): of the trained biLMs' reading,
+of the untrained ones' they started from, and of the effect of pre-training (trained minus
+untrained, seed by seed). One rule reads every row, whatever its number of seeds:
+  pre-training      the trained biLMs' interval holds the claim, the effect's what it asks
+  the architecture  the untrained biLMs' interval holds it too: it says nothing learned
+  missed            the trained biLMs' interval lies short of the claim
+  unclear           an interval straddles its bound: within seed noise
 """
 
 
@@ -245,6 +247,7 @@ def measure_seed(sections: Sections, seed: int, characters: bool = False,
 # --- every seed --------------------------------------------------------------------------------
 
 _SECTIONS: Sections | None = None  # what the forked workers measure
+_REPORT: Progress | None = None  # where they say that they started
 
 
 def _job(job: tuple[int, bool, dict[str, int], bool]) -> tuple[str, int, bool, Any, float]:
@@ -252,6 +255,9 @@ def _job(job: tuple[int, bool, dict[str, int], bool]) -> tuple[str, int, bool, A
     seconds) or ("error", seed, characters, the message, CPU seconds)."""
     seed, characters, word2idx, keep = job
     started = time.process_time()
+    if _REPORT is not None:
+        _REPORT(f"  {'character biLM' if characters else 'word biLM'}, seed {seed}: started "
+                "(its untrained start measured, then pre-trained and measured)")
     try:
         found = measure_seed(_SECTIONS, seed, characters, word2idx, keep)
     except Exception as error:  # noqa: BLE001 - said in the parent, which decides
@@ -273,8 +279,10 @@ def _failure(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}{where}"
 
 
-def _one_thread() -> None:
+def _worker() -> None:
+    """A worker's start: one torch thread, Ctrl-C left to the parent."""
     torch.set_num_threads(1)
+    ignore_in_worker()
 
 
 def say(line: str) -> None:
@@ -298,26 +306,32 @@ def run(sections: Sections, seeds: Iterable[int], characters: bool = True, jobs:
     Raises:
         ExperimentError: a seed of the word biLM failed; its message says where.
     """
-    global _SECTIONS
+    global _SECTIONS, _REPORT
     seeds = list(seeds)
     word2idx, _ = vocabulary(sections)
     work = [(seed, True, word2idx, seed in keep) for seed in seeds] if characters else []
     work += [(seed, False, word2idx, seed in keep) for seed in seeds]  # the longest first
     report = progress or (lambda line: None)
     started = time.perf_counter()
-    _SECTIONS, pool = sections, None
+    _SECTIONS, _REPORT, pool = sections, progress, None
+    finished, ticker = [0], None
     try:
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
             # torch's optimisers import its compiler when the first one is made (seconds of
             # CPU): imported once here, no worker imports it again
             importlib.import_module("torch._dynamo")
             # forked before this process trains anything: the workers start from a quiet one
-            pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_one_thread)
-            done = pool.imap_unordered(_job, work)
+            with forking():
+                pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker)
+            done = each(pool.imap_unordered(_job, work))
         else:
             done = map(_job, work)
+        if progress:  # a thread of its own, started once the workers are forked
+            ticker = Ticker(lambda: f"  ... {time.perf_counter() - started:.0f} s: "
+                            f"{finished[0]} of {len(work)} biLMs done", report)
         details: dict = {}
         for n, (status, seed, chars, found, cpu) in enumerate(done, start=1):
+            finished[0] = n
             name = "character biLM" if chars else "word biLM"
             if status == "error":
                 if not chars:
@@ -332,7 +346,9 @@ def run(sections: Sections, seeds: Iterable[int], characters: bool = True, jobs:
                 f"it and its untrained start measured in {cpu:.0f} s of CPU "
                 f"({time.perf_counter() - started:.0f} s so far)")
     finally:
-        _SECTIONS = None
+        _SECTIONS = _REPORT = None
+        if ticker is not None:
+            ticker.stop()
         if pool is not None:
             pool.terminate()
             pool.join()
@@ -399,10 +415,11 @@ def key_numbers(results: dict) -> str:
 def replicate(impl: Path, seeds: int = REPLICATE_SEEDS, jobs: int = 2,
               out: Path = REPLICATE_OUT) -> dict:
     """`run` on every section of `impl` (none from the reference), then the targets."""
-    sections = Harness(impl, reference_dir=impl).sections(SECTIONS[-1])  # all impl's own
     say(f"make replicate: the sections in {shown(impl)}/ pre-train a biLM and a character "
         f"biLM on each of {seeds} seed(s), and each is measured against the untrained biLM it "
-        f"started from, in {jobs} process(es); a line as each finishes")
+        f"started from, in {jobs} process(es); a line as each starts and finishes, and every "
+        "20 s (Ctrl-C stops it)")
+    sections = Harness(impl, reference_dir=impl).sections(SECTIONS[-1])  # all impl's own
     results, details = run(sections, range(seeds), jobs=jobs)
     if "char error" in details:
         print(f"the character biLM (section 8, a bonus) was not measured: "
@@ -419,9 +436,9 @@ def replicate(impl: Path, seeds: int = REPLICATE_SEEDS, jobs: int = 2,
     if reference:
         differ = targets.differences(results, reference)
         print("every target reads as the reference's did" if not differ else
-              "these read otherwise than the reference's (over few seeds, a target near its "
-              "threshold can by chance; one far from it points at a mistake):\n"
-              + "\n".join(f"  {claim}" for claim in differ))
+              "these read otherwise than the reference's:\n" + "\n".join(
+                  textwrap.fill(str(d), OUTPUT_WIDTH, initial_indent="  ",
+                                subsequent_indent="    ") for d in differ))
     return results
 
 
@@ -458,6 +475,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nmake replicate stopped: {error}\nIt needs sections 1-7 to pass their tests "
               "(`make test`); section 8 is a bonus.")
         return 1
+    except KeyboardInterrupt:
+        return stopped("make replicate", f"its results are written only at the end, so "
+                       f"{shown(args.out)}/ holds the last complete run, if any")
     print(f"done in {time.perf_counter() - started:.0f} s")
     return 0
 

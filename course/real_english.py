@@ -40,6 +40,7 @@ the data and the scale, so a second run only measures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import gzip
 import hashlib
@@ -65,6 +66,7 @@ from torch import nn
 
 from . import real_findings
 from .harness import Harness, Sections, sources_key
+from .long_command import Ticker, forking, ignore_in_worker, patiently, stopped
 from .real_findings import LAYERS, MASKED, PRETRAINED, UNTRAINED, reading
 from .real_readings import (
     PARTS_OF_SPEECH,
@@ -81,7 +83,7 @@ from .real_readings import (
     sense_task,
     standardiser,
 )
-from .registry import CACHE_DIR, CACHE_ENV_VAR, EXERCISES_DIR, ROOT, find_section
+from .registry import CACHE_DIR, CACHE_ENV_VAR, EXERCISES_DIR, ROOT, find_section, shown
 
 DATA_DIR = ROOT / "data" / "wordnet"
 GLOSSES = DATA_DIR / "glosses.tsv.gz"
@@ -360,11 +362,11 @@ def encoded(sections: Sections, sentences: Sequence[Sequence[str]],
 def pretrain(sections: Sections, model: RealBiLM, corpus: GlossCorpus, scale: Scale,
              seed: int, epochs: float, device: torch.device, name: str = "biLM",
              log: Callable[[str], None] = print, batch_tokens: int | None = None,
-             cpu_budget: float | None = None) -> dict:
+             cpu_budget: float | None = None, log_every: float = 15.0) -> dict:
     """Pre-train `model` on the corpus's training definitions with Adam (gradients clipped
     to norm 1) for `epochs` passes (a fraction: that share of the last pass's batches), or
     until this process has spent `cpu_budget` CPU seconds on it; batches from `buckets`,
-    shuffled by `seed`. Logs its progress every few seconds. Returns {"history": the mean
+    shuffled by `seed`. Logs its progress every `log_every` seconds. Returns {"history": the mean
     training loss (forward + backward NLL) of each pass, "seconds": wall clock,
     "cpu_seconds": this process's CPU time, "tokens": the targets per direction of one pass,
     "trained": the targets per direction trained on in all}."""
@@ -378,7 +380,7 @@ def pretrain(sections: Sections, model: RealBiLM, corpus: GlossCorpus, scale: Sc
     for epoch in range(1, math.ceil(epochs) + 1):
         batches = buckets(sentences, batch_tokens or scale.batch_tokens, generator)
         batches = batches[: round(len(batches) * min(1.0, epochs - epoch + 1))]
-        done, summed = 0, 0.0
+        done, summed, directions = 0, 0.0, [0.0, 0.0]
         for batch in batches:
             if cpu_budget is not None and time.process_time() - cpu_started >= cpu_budget:
                 break
@@ -390,11 +392,15 @@ def pretrain(sections: Sections, model: RealBiLM, corpus: GlossCorpus, scale: Sc
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             done, summed = done + count, summed + float(loss.detach()) * count
+            directions = [d + float(x.detach()) * count
+                          for d, x in zip(directions, (forward, backward), strict=True)]
             now = time.perf_counter()
-            if now - last_log > 15:
+            if now - last_log >= log_every:  # perplexity, the n-gram baselines' unit
                 last_log = now
                 log(f"  seed {seed}, {name}: pass {epoch}/{epochs:g}, {done / total:4.0%} of "
-                    f"{total:,} tokens, loss {summed / done:.3f}, "
+                    f"{total:,} tokens, training perplexity forward "
+                    f"{math.exp(directions[0] / done):.1f}, backward "
+                    f"{math.exp(directions[1] / done):.1f}, "
                     f"{(trained + done) / (now - started):,.0f} tokens/s")
         trained += done
         if done:
@@ -968,9 +974,14 @@ def _over_seeds(records: Sequence[dict], key: str) -> dict:
             for test in records[0][key]}
 
 
+def say(line: str) -> None:
+    """Print `line` at once, also into a pipe or a file (`make ... | tee`)."""
+    print(line, flush=True)
+
+
 def run(sections: Sections, seeds: Sequence[int], scale: Scale | None = None,
         device: torch.device | None = None, jobs: int = 1, threads: int = 1,
-        log: Callable[[str], None] = print) -> dict:
+        log: Callable[[str], None] = say) -> dict:
     """Every seed of `seeds`, end to end: the results (`course.real_results` holds their
     schema), without `run`'s description of the machine, which the caller adds.
 
@@ -1004,11 +1015,18 @@ def run(sections: Sections, seeds: Sequence[int], scale: Scale | None = None,
                          key=lambda t: -(scale.char_epochs if t[0] == "char" else scale.epochs))
         tasks = longest + speed
         log(f"pre-training {len(tasks) - len(speed)} biLMs in {jobs} processes ...")
-        with context.Pool(jobs) as workers:
-            speeds = [found for found in workers.map(_pretrain_in_worker, tasks, chunksize=1)
-                      if found is not None]
+        with forking():
+            pool = context.Pool(jobs, initializer=ignore_in_worker)
+        doing = ["pre-training"]
+        ticker = Ticker(lambda: f"  ... {time.perf_counter() - started:.0f} s, {doing[0]}", log,
+                        every=15)
+        with pool as workers, contextlib.closing(ticker):
+            speeds = [found for found in patiently(workers.map_async(
+                _pretrain_in_worker, tasks, chunksize=1)) if found is not None]
             log(f"measuring {len(seeds)} seeds in {jobs} processes ...")
-            measured = workers.map(_measure_in_worker, list(seeds), chunksize=1)
+            doing[0] = "measuring"
+            measured = patiently(workers.map_async(_measure_in_worker, list(seeds),
+                                                   chunksize=1))
             workers.close()
             workers.join()
     else:
@@ -1065,6 +1083,18 @@ def still_to_write(impl: str | Path) -> dict[int, list[str]]:
     return {number: names for number, names in found.items() if names}
 
 
+def expected_time(jobs: int) -> str:
+    """What the reference's run took, as the time to expect on idle cores: its CPU time
+    over `jobs` processes ('' without the reference's results)."""
+    from .real_results import REFERENCE_RESULTS
+
+    if not REFERENCE_RESULTS.exists():
+        return ""
+    run_ = json.loads(REFERENCE_RESULTS.read_text())["run"]
+    return (f"; expect about {run_['cpu_seconds'] / jobs / 60:.0f} min on {jobs} idle cores "
+            "(the reference's CPU time), longer on a busy machine")
+
+
 def main(argv: list[str] | None = None) -> int:
     from . import real_results  # matplotlib: only when writing
 
@@ -1087,9 +1117,19 @@ def main(argv: list[str] | None = None) -> int:
               "for the character biLM); still to write: " + "; ".join(
                   f"section {n}: {', '.join(names)}" for n, names in missing.items()))
         return 1
+    say(f"make replicate-real: your sections pre-train a biLM (and a character biLM, with "
+        f"section 8) on WordNet's definitions for each of {args.seeds} seed(s), in "
+        f"{args.jobs} process(es), then read them beside untrained ones"
+        + expected_time(args.jobs) + "; a line every 15 s (Ctrl-C stops it)")
     sections = sections_of(args.impl)
-    results = run(sections, list(range(args.seeds)), SCALES.get(args.scale), jobs=args.jobs,
-                  threads=args.threads)
+    try:
+        results = run(sections, list(range(args.seeds)), SCALES.get(args.scale),
+                      jobs=args.jobs, threads=args.threads)
+    except KeyboardInterrupt:
+        cache = os.environ.get(CACHE_ENV_VAR, str(CACHE_DIR))
+        return stopped("make replicate-real", (
+            f"the biLMs it finished pre-training are kept in {shown(Path(cache))}/, so the "
+            "next run trains only the others") if cache else "no biLM is kept (no cache)")
     results["run"]["command"] = f"python -m course.real_english --impl {args.impl} " \
                                 f"--seeds {args.seeds}"
     real_results.write_outputs(results, args.out)

@@ -612,14 +612,18 @@ def table(name: str, path: Path | None = None) -> str:
 
 def comparison_table(yours: dict, reference: dict) -> str:
     """Your run's main numbers beside the reference's, each a mean over seeds with its 95%
-    interval."""
+    interval; the biLM's perplexity beside the n-gram models' (on a scale's held-out
+    definitions, the same for every seed), in one unit."""
     def both(test: str, name: str, part: bool = False) -> list[str]:
         return [shown_interval(finding(r, test, name)["part" if part else "pretrained"],
                                part or "minus" in name) for r in (yours, reference)]
 
-    body = [["held-out perplexity, forward", *(spread(per_seed(
-        r, lambda x: x["pretraining"]["word"]["perplexity"]["forward"]), 1)
-        for r in (yours, reference))]]
+    body = [[f"held-out perplexity, {direction}", *(spread(per_seed(
+        r, lambda x, d=direction: x["pretraining"]["word"]["perplexity"][d]), 1)
+        for r in (yours, reference))] for direction in ("forward", "backward")]
+    body += [[f"held-out perplexity, a {model} model (its baseline)",
+              *(f"{r['ngram'][model]:.1f}" for r in (yours, reference))]
+             for model in ("unigram", "bigram")]
     for test in (*SENSE_TESTS, "pos"):
         body += [[f"{TEST_NAMES[test]}: layer {k}", *both(test, f"layer {k}")] for k in LAYERS]
         body.append([f"{TEST_NAMES[test]}: pre-trained minus untrained, layer 2",

@@ -66,7 +66,7 @@ for key, claim in (("sense-weights-layer-2", "word sense: learned weights prefer
                                            "(0 or 1)"),
                    ("class-probes-lower", "word class: single-layer probes prefer a lower "
                                           "layer (0 or 1)")):
-    for field in ("trained", "untrained", "needed", "effect_mean_sd", "verdict"):
+    for field in ("trained", "untrained", "effect_mean_sd", "verdict"):
         glue(f"{key}-{field}", SUMMARY["targets"][claim][field])
 
 
@@ -128,9 +128,9 @@ for task in tasks:
 #
 # Over the reference's {glue:text}`seeds` seeds: word sense weighs layer 2 most on
 # {glue:text}`sense-weights-layer-2-trained` pre-trained biLMs and
-# {glue:text}`sense-weights-layer-2-untrained` untrained ones, where the target needs
-# {glue:text}`sense-weights-layer-2-needed` of the pre-trained: it is pre-training's, only
-# just. It weighs
+# {glue:text}`sense-weights-layer-2-untrained` untrained ones, and pre-training adds
+# {glue:text}`sense-weights-layer-2-effect_mean_sd` (mean ± sd) to its lead, an interval
+# just above 0: it is pre-training's, only just. It weighs
 # layer 0 least on {glue:text}`sense-weights-layer-0-trained` pre-trained and
 # {glue:text}`sense-weights-layer-0-untrained` untrained biLMs: that is the architecture's
 # (layer 0 is one vector for both senses). Word class weighs a lower layer (0 or 1) most on

@@ -395,6 +395,22 @@ def stale_tables(results: dict, files: tuple[Path, ...] = TABLE_FILES) -> list[s
     return stale + ([shown(REFERENCE_SUMMARY)] if written != reference_summary(results) else [])
 
 
+def _wrapped(key: str, value) -> str:
+    """`"key": value` as JSON, a list of the seeds' values on as many lines as the line
+    length needs (it is Python the course ships and lints)."""
+    head, items = f"{json.dumps(key)}: ", json.dumps(value, ensure_ascii=False)
+    if not isinstance(value, list):
+        return head + items
+    lines, line = [], " " * 10 + head + "["
+    for n, item in enumerate(json.dumps(x) for x in value):
+        piece = item + ("]" if n == len(value) - 1 else ", ")
+        if len(line) + len(piece) > 99:
+            lines.append(line.rstrip())
+            line = " " * (len(head) + 11)
+        line += piece
+    return "\n".join([*lines, line]).lstrip()
+
+
 def reference_summary(results: dict) -> str:
     """`course/reference_targets.py`: `course.targets.summary` of `results`, as Python."""
     found = targets.summary(results)
@@ -403,10 +419,13 @@ def reference_summary(results: dict) -> str:
              "untrained. Numbers only, written", "from the course's measured results; do not "
              'edit.', '"""', "", f'SUMMARY = {{"seeds": {found["seeds"]}, "targets": {{']
     for claim, reading in found["targets"].items():
+        values = reading.pop("values")
         cells = [f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}"
                  for key, value in reading.items()]
-        lines += [f"    {json.dumps(claim)}:", f"        {{{', '.join(cells[:4])},",
-                  f"         {', '.join(cells[4:])}}},"]
+        lines += [f"    {json.dumps(claim)}:", f"        {{{', '.join(cells[:3])},",
+                  f"         {', '.join(cells[3:])},", '         "values": {',
+                  *(f"          {_wrapped(key, value)}," for key, value in values.items()),
+                  "         }},"]
     numbers = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]",  # a list of numbers on one line
                      lambda m: "[" + " ".join(m.group(1).split()) + "]",
                      json.dumps(targets.key_means(results), indent=1, ensure_ascii=False))

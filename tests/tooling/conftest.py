@@ -3,7 +3,11 @@ they share once for all of `make check`'s test processes."""
 
 import fcntl
 import hashlib
+import os
 import shutil
+import signal
+import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -73,3 +77,22 @@ def demo_one_seed():
     """What `make demo` writes, for one seed (seed 0): its folder."""
     return shared_folder("demo-one-seed",
                          lambda out: demo.main(["--seeds", "1", "--out", str(out)]))
+
+
+def interrupt_after(command: list[str], first: str, env: dict | None = None,
+                    timeout: float = 300, then: float = 3.0) -> tuple[int, str, str, list[str]]:
+    """Run `command` in a process group of its own, as a terminal runs it; `then` seconds
+    after its output has a line containing `first`, press Ctrl-C (SIGINT to the whole group,
+    the workers too). (exit status, stdout, stderr, the lines before Ctrl-C)."""
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    before = []
+    deadline = time.monotonic() + timeout
+    for line in process.stdout:  # a line at a time: the command flushes each
+        before.append(line.rstrip("\n"))
+        if first in line or time.monotonic() > deadline:
+            break
+    time.sleep(then)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    return process.returncode, out, err, before

@@ -4,15 +4,19 @@ reads word sense from context; and the committed results, their tables and figur
 
 import copy
 import json
+import os
 import random
 import re
+import sys
 
 import numpy as np
 import pytest
 import torch
 
 from course import real_english, real_findings, real_readings, real_results
-from course.registry import ROOT
+from course.long_command import INTERRUPTED
+from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT
+from tests.tooling.conftest import interrupt_after
 from tools import demo_real, reference, release, results, wordnet
 
 
@@ -365,3 +369,45 @@ def test_a_learners_run_is_set_beside_the_references():
     committed = real_results.load()
     table = real_results.comparison_table(committed, committed)
     assert "word sense, balanced split: layer 2" in table and "your ELMo" in table
+
+
+def test_the_biLM_and_its_baselines_are_read_in_one_unit():
+    """Perplexity, the biLM's and the n-gram models' alike, in the table and in the
+    training log; never a summed loss in nats beside a perplexity."""
+    committed = real_results.load()
+    table = real_results.comparison_table(committed, committed)
+    lines = [line for line in table.splitlines() if "held-out" in line]
+    assert len(lines) == 4 and all("perplexity" in line for line in lines), table
+    assert "unigram" in table and "bigram" in table
+    assert f"{committed['ngram']['bigram']:.1f}" in table
+
+
+def test_the_training_log_speaks_perplexity(sections, one_thread):
+    scale = real_english.SCALES["check"]
+    corpus = real_english.gloss_corpus(sections, scale)
+    model = real_english.make_bilm(sections, corpus, scale, 0)
+    said = []
+    real_english.pretrain(sections, model, corpus, scale, 0, 0.2, torch.device("cpu"),
+                          log=said.append, log_every=0)
+    assert said and all("perplexity forward" in line and "loss" not in line for line in said)
+
+
+def test_make_help_states_the_time_the_references_run_took():
+    """`make help`'s time for make replicate-real is the reference's CPU time over the two
+    processes it runs in, what the command itself says to expect."""
+    mk = (ROOT / "course" / "learner.mk").read_text()
+    stated = re.search(r"replicate-real:.*## .*\(~(\d+) min on 2 idle cores", mk)
+    assert stated, "make help states no time for make replicate-real"
+    expected = real_english.expected_time(2)
+    assert f"about {stated.group(1)} min on 2 idle cores" in expected, expected
+
+
+def test_replicate_real_shows_progress_at_once_and_stops_cleanly_on_ctrl_c(tmp_path):
+    env = {**os.environ, CACHE_ENV_VAR: str(tmp_path / "cache")}
+    status, out, err, before = interrupt_after(
+        [sys.executable, "-m", "course.real_english", "--impl", str(REFERENCE_DIR),
+         "--scale", "check", "--seeds", "2", "--jobs", "2", "--out", str(tmp_path / "out")],
+        first="pre-training", env=env)
+    assert before[0].startswith("make replicate-real:") and "Ctrl-C" in before[0], before
+    assert status == INTERRUPTED, (status, out, err)
+    assert "make replicate-real stopped (Ctrl-C)" in out and "Traceback" not in err + out, err
