@@ -1016,11 +1016,11 @@ def run(sections: Sections, seeds: Sequence[int], scale: Scale | None = None,
         tasks = longest + speed
         log(f"pre-training {len(tasks) - len(speed)} biLMs in {jobs} processes ...")
         with forking():
-            pool = context.Pool(jobs, initializer=ignore_in_worker)
+            processes = context.Pool(jobs, initializer=ignore_in_worker)
         doing = ["pre-training"]
         ticker = Ticker(lambda: f"  ... {time.perf_counter() - started:.0f} s, {doing[0]}", log,
                         every=15)
-        with pool as workers, contextlib.closing(ticker):
+        with processes as workers, contextlib.closing(ticker):
             speeds = [found for found in patiently(workers.map_async(
                 _pretrain_in_worker, tasks, chunksize=1)) if found is not None]
             log(f"measuring {len(seeds)} seeds in {jobs} processes ...")

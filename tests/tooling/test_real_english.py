@@ -7,6 +7,7 @@ import json
 import os
 import random
 import re
+import subprocess
 import sys
 
 import numpy as np
@@ -400,6 +401,19 @@ def test_make_help_states_the_time_the_references_run_took():
     assert stated, "make help states no time for make replicate-real"
     expected = real_english.expected_time(2)
     assert f"about {stated.group(1)} min on 2 idle cores" in expected, expected
+
+
+def test_replicate_real_runs_through_in_two_processes(tmp_path):
+    """The learner's command as make replicate-real runs it (forked processes, a cache), at
+    the check scale: it ends with its results and the comparison with the reference's."""
+    env = {**os.environ, CACHE_ENV_VAR: str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "course.real_english", "--impl", str(REFERENCE_DIR),
+         "--scale", "check", "--seeds", "2", "--jobs", "2", "--out", str(tmp_path / "out")],
+        env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    found = real_results.load(tmp_path / "out" / "results.json")
+    assert found["run"]["jobs"] == 2 and found["findings"], found["run"]
 
 
 def test_replicate_real_shows_progress_at_once_and_stops_cleanly_on_ctrl_c(tmp_path):
