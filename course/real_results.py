@@ -165,10 +165,17 @@ def _share(values) -> str:
     return f"{100 * float(np.mean(values)):.0f}%"
 
 
+def _text(cell: str) -> str:
+    """`cell` with each `<` outside code as `&lt;`: a renderer reads a bare `<unk>` as an
+    HTML tag and shows nothing of it."""
+    parts = cell.split("`")
+    return "`".join(p if n % 2 else p.replace("<", "&lt;") for n, p in enumerate(parts))
+
+
 def rows(header: list[str], body: list[list[str]]) -> str:
     """A Markdown table."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in body]) + "\n"
+    lines = ["| " + " | ".join(map(_text, header)) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(map(_text, row)) + " |" for row in body]) + "\n"
 
 
 def _seeds(results: dict) -> str:

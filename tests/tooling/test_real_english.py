@@ -403,6 +403,13 @@ def test_make_help_states_the_time_the_references_run_took():
     assert f"about {stated.group(1)} min on 2 idle cores" in expected, expected
 
 
+def test_no_table_holds_a_bare_tag_that_a_renderer_would_hide():
+    reference = real_results.load()
+    for name, table in real_results.TABLES.items():
+        text = re.sub(r"`[^`]*`", "", table(reference))
+        assert not re.search(r"<[a-z]", text), f"{name}: {text[:300]}"
+
+
 def test_replicate_real_runs_through_in_two_processes(tmp_path):
     """The learner's command as make replicate-real runs it (forked processes, a cache), at
     the check scale: it ends with its results and the comparison with the reference's."""
