@@ -216,8 +216,9 @@ for direction, half in halves.items():
     print(row(f"{direction} half, untrained", pooled_gap(control_halves[direction])))
 
 # %%
-# Figure (fig-halves): The pre-trained biLM's gap per word and layer, of the forward half
-# and of the backward half of each layer's vector.
+# Figure (fig-halves): The pre-trained biLM's mean cosine per layer, over every word's
+# same-sense pairs and its different-sense pairs, of the forward half and of the backward
+# half of each layer's vector; the untrained control is in the lines above.
 display(plots.plot_halves(halves, baseline))
 
 # %% [markdown]
