@@ -3,6 +3,7 @@ by its own signature, the reference by none, and a run of a section's tests name
 mistake that its failures match."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -115,6 +116,19 @@ def test_a_failing_run_names_the_mistake_it_matches(tmp_path, mistake, twin):
         "same messages; check whether it is yours" in summary
     assert entry.mistake in summary and entry.concept in summary
     assert CATALOGUE[twin].mistake not in summary
+
+
+def test_an_error_that_stops_many_tests_is_shown_once_with_the_count(tmp_path):
+    """The transpose before Conv1d forgotten: one error at one line stops most of section 8;
+    the failures show it once, headed by how many tests it stopped, after the known mistake."""
+    entry = CATALOGUE["convolved-over-the-embedding"]
+    summary = summary_of_a_learner_run(entry.section.test_file,
+                                       mistakes.make_copy(entry, tmp_path / "impl"))
+    stopped = re.search(r"The same (\w+) at \S+ stopped (\d+) tests", summary)
+    assert stopped and int(stopped[2]) >= 2, summary[:2000]
+    errors_shown = summary.split("short test summary")[0].count(" checks: ")
+    assert errors_shown < int(stopped[2]), f"{errors_shown} errors shown: the same one again"
+    assert summary.index(entry.mistake) < summary.index("The same"), "the diagnosis first"
 
 
 def test_two_mistakes_at_once_are_both_named_as_each_explaining_a_part(tmp_path):
