@@ -378,7 +378,8 @@ def table_method(results: dict) -> str:
         f"training tokens), and section 8's `CharBiLM` of the same width for "
         f"{scale['char_epochs']:g} passes; every {HELDOUT_EVERY}th definition is held out "
         f"({data['heldout_tokens']:,} tokens) for the perplexities. The vocabulary is the "
-        f"{data['vocabulary'] - 4:,} most frequent words of all the training definitions, "
+        f"{data['vocabulary'] - 4:,} most frequent words of all the training definitions "
+        f"({data['vocabulary']:,} entries with `<pad>`, `<unk>`, `<s>` and `</s>`), "
         "whatever the sample, so that perplexities compare. A full softmax over it is what "
         "would cost the most, so the heads are replaced by `nn.Identity` (the \"logits\" "
         "are the top LSTM states) and scored by PyTorch's adaptive softmax, one per "
@@ -443,13 +444,14 @@ def table_full_scale(results: dict) -> str:
         return "This run did not time the full scale.\n"
     word = found["word"]
     share = word["trained"] / word["tokens"]
-    parts = [f"the word biLM trained on {word['trained']:,} tokens ({share:.1%} of one pass) "
+    parts = [f"the word biLM trained on {word['trained']:,} targets ({share:.1%} of one pass) "
              f"in {word['cpu_seconds']:.1f} s of CPU"]
     if found["char"]:
         char = found["char"]
         parts.append(f"the character biLM on {char['trained']:,} in "
                      f"{char['cpu_seconds']:.1f} s")
-    return (f"`SCALE=full` pre-trains on all {word['tokens']:,} training tokens for "
+    return (f"`SCALE=full` pre-trains on all {word['tokens']:,} targets a direction (the "
+            "training tokens and each definition's `</s>`) for "
             f"{full.epochs:g} passes (the character biLM {full.char_epochs:g}). Timed here "
             f"on its first batches ({'; '.join(parts)}), the pre-training of "
             f"{len(results['seeds'])} seeds would take about {found['cpu_hours']:.0f} CPU "
@@ -574,7 +576,10 @@ def table_summary(results: dict) -> str:
         f"{data['definition_tokens']:,} training tokens of definitions, {len(results['seeds'])}"
         f" seeds; held-out perplexity {spread(ppl, 1)} (mean ± sd over seeds), against "
         f"{results['ngram']['bigram']:.1f} for a modified Kneser-Ney bigram model counted on "
-        "the same tokens.",
+        "the same tokens"
+        + (" (lower is better: at this budget the biLM has not caught up with the bigram)."
+           if np.mean(ppl) > results['ngram']['bigram'] else
+           " (lower is better: the biLM predicts held-out definitions better)."),
         f"- **Word sense, balanced split** ({np.mean(balanced['n']):,.0f} test examples a "
         f"seed, {_share(balanced['answerable'])} answerable, {_share(balanced['unknown'])} of "
         "their words `<unk>` to the biLM): layer 2 minus chance, which is any frequency "

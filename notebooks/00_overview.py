@@ -116,7 +116,8 @@ else:
 # * ELMo is a biLM's layers, mixed per task: pre-train once on raw text with the objective
 #   {eq}`eq-objective` (sections 1-4), read every layer out (section 5), see what the layers
 #   know (section 6), and let a task choose its mix {eq}`eq-mix` (section 7); then, as a
-#   bonus, build its token layer from characters (section 8).
+#   bonus, build its token layer from characters (section 8), and read the same layers on
+#   real English, WordNet's definitions and sense-labelled examples (notebook 09).
 # * Each section's notebook runs your code from `exercises/` next to what it should show,
 #   and ends with the section's checks.
 #

@@ -78,8 +78,9 @@ say("bank, river, its endings: " + " | ".join(endings))
 
 # %% [markdown]
 # Reading: {glue:text}`training-per-sense` training and {glue:text}`held-out-per-sense`
-# held-out sentences for each of the {glue:text}`senses` senses, so same-sense and
-# different-sense comparisons in section 6 have equal numbers on both sides.
+# held-out sentences for each of the {glue:text}`senses` senses, so no sense outweighs
+# another in section 6's comparisons (the numbers of same-sense and of different-sense
+# pairs still differ: section 6 compares their means).
 #
 # ## Tokens and the vocabulary
 

@@ -160,9 +160,10 @@ if read is not None:
 # Reading: at layer 0 every example of the same word form is equally near (one vector per
 # word), so the order there is only the examples' own; from layer 1 on the order follows the
 # sentence, and not always its sense: sentences with words in common come near each other
-# (*"the mouth of the ..."*), as they do in an untrained biLM. Try the other sense (*"she
-# wiped the jam from her mouth"*), a verb (*"they play chess"*), or a word the biLM has
-# never seen.
+# (*"the mouth of the ..."*). How much of that an untrained biLM of the same shape does too,
+# this cell does not show: the word-sense tables above measure it, pre-trained minus
+# untrained, layer by layer. Try the other sense (*"she wiped the jam from her mouth"*), a
+# verb (*"they play chess"*), or a word the biLM has never seen.
 #
 # ## Your numbers beside the reference's
 #
