@@ -42,12 +42,19 @@ except (OSError, ValueError, TypeError, KeyError):
     CONCEPTS = ()
 
 _BY_TEST = {(c.section, test): c for c in CONCEPTS for test in c.tests}
+_BY_ID = {c.id: c for c in CONCEPTS}
 
 
 def concept_of(section: int | None, test: str) -> Concept | None:
     """The concept that test function `test` of section `section` checks; None if none does.
     `test` may carry pytest's parameters, `test_x[3]`: they are ignored."""
     return _BY_TEST.get((section, test.split("[")[0]))
+
+
+def title_of(concept_id: str) -> str:
+    """The title of the concept `concept_id`, in the learner's terms; the id itself when no
+    concept has it (a runtime without concepts.toml)."""
+    return _BY_ID[concept_id].title if concept_id in _BY_ID else concept_id
 
 
 def of_section(section: int) -> tuple[Concept, ...]:

@@ -29,6 +29,7 @@ import pytest
 import torch
 
 from . import signatures
+from .concepts import title_of
 from .diagnose import digest_of
 from .harness import PACKAGE_PREFIX
 from .registry import ROOT, STUB_MESSAGE, TESTS_DIR, section_of_test, shown
@@ -240,7 +241,7 @@ def _known_mistakes(terminalreporter) -> None:
         lines.append(f"section {section.number} ({section.name}): your failing tests are "
                      f"{alike} that {which}{how}; {check} (your messages below say what "
                      "your code gave):")
-        lines += [f"  - {k.mistake}\n    the idea: {k.concept}" for k in known]
+        lines += [f"  - {k.mistake}\n    the idea: {title_of(k.concept)}" for k in known]
     if lines:
         terminalreporter.write_sep("=", "what your failures look like")
         for line in lines:

@@ -44,7 +44,7 @@ class Known:
     id: str
     section: int
     mistake: str  # what the learner wrote, in words
-    concept: str  # what it violates
+    concept: str  # the id of the concept it violates (`course.concepts`)
     tests: frozenset[str]  # the section's tests it fails: its signature
     # {test: fingerprint} of the failures it made when measured
     fingerprints: dict[str, str] = field(default_factory=dict, hash=False, compare=False)

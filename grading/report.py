@@ -34,7 +34,7 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from course import signatures
-from course.concepts import concept_of
+from course.concepts import concept_of, title_of
 from course.registry import SECTIONS
 from course.results import NOT_IMPLEMENTED, PASSED
 
@@ -250,7 +250,7 @@ def build(results: list[SubmissionResult], source: str,
                        + ("" if found else " No submission's failures match one.")))
         blocks.append(("list", [f"{_share(count, len(kept))} of the class ({count} of "
                                 f"{len(kept)}), section {_title(k.section)}: {k.mistake} "
-                                f"({k.concept})" for k, count in found]))
+                                f"({title_of(k.concept)})" for k, count in found]))
     blocks.append(("h", "Flagged submissions"))
     blocks.append(("list", [f"{shown(r.name)}: " + "; ".join(shown(f) for f in r.all_flags)
                             for r in apart] or ["none"]))

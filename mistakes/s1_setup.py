@@ -6,28 +6,24 @@ MISTAKES = [
     Mistake(
         "numpy-not-seeded",
         "set_seed seeds python and torch but forgets numpy",
-        concept="every random generator the course draws from is seeded",
         caught_by="test_each_generator_is_seeded",
         edits=[Edit("set_seed", "np.random.seed(seed)\n", "")],
     ),
     Mistake(
         "python-random-not-seeded",
         "set_seed seeds numpy and torch but forgets python's random",
-        concept="every random generator the course draws from is seeded",
         caught_by="test_each_generator_is_seeded",
         edits=[Edit("set_seed", "random.seed(seed)\n", "")],
     ),
     Mistake(
         "torch-seed-hard-coded",
         "set_seed calls torch.manual_seed(42), whatever the seed",
-        concept="the seed argument decides every generator's stream",
         caught_by="test_each_generator_follows_the_seed",
         edits=[Edit("set_seed", "torch.manual_seed(seed)", "torch.manual_seed(42)")],
     ),
     Mistake(
         "cudnn-left-nondeterministic",
         "set_seed seeds the generators but leaves cuDNN's flags alone",
-        concept="on CUDA, cuDNN's LSTM repeats exactly only with deterministic on, benchmark off",
         caught_by="test_set_seed_makes_cudnn_deterministic",
         edits=[Edit("set_seed", """
             torch.backends.cudnn.deterministic = True
@@ -37,7 +33,6 @@ MISTAKES = [
     Mistake(
         "cpu-only",
         "get_device always returns the CPU",
-        concept="the device is CUDA when it is available",
         caught_by="test_device_is_cuda_when_available",
         edits=[Edit("get_device", 'torch.device("cuda" if torch.cuda.is_available() else "cpu")',
                     'torch.device("cpu")')],
@@ -45,7 +40,6 @@ MISTAKES = [
     Mistake(
         "auto-device-as-a-string",
         "get_device returns the string 'cuda' or 'cpu' when it decides by itself",
-        concept="get_device returns a torch.device, whichever way it was chosen",
         caught_by="test_device_is_cuda_when_available",
         edits=[Edit("get_device", 'torch.device("cuda" if torch.cuda.is_available() else "cpu")',
                     '"cuda" if torch.cuda.is_available() else "cpu"')],
@@ -53,14 +47,12 @@ MISTAKES = [
     Mistake(
         "requested-device-as-given",
         "get_device returns the requested device as it was given, a string for 'cpu'",
-        concept="get_device returns a torch.device, whichever way it was chosen",
         caught_by="test_device_argument_overrides",
         edits=[Edit("get_device", "return torch.device(choice)", "return choice")],
     ),
     Mistake(
         "environment-beats-argument",
         "get_device lets $ELMO_DEVICE override the device passed to it",
-        concept="an explicit argument comes before the environment",
         caught_by="test_device_argument_overrides",
         edits=[Edit("get_device",
                     "choice = preferred if preferred is not None "
@@ -70,7 +62,6 @@ MISTAKES = [
     Mistake(
         "argument-ignored",
         "get_device reads only $ELMO_DEVICE and CUDA's availability, never its argument",
-        concept="an explicit argument decides the device",
         caught_by="test_device_argument_overrides",
         edits=[Edit("get_device",
                     "choice = preferred if preferred is not None "
@@ -80,7 +71,6 @@ MISTAKES = [
     Mistake(
         "environment-ignored",
         "get_device never reads $ELMO_DEVICE",
-        concept="without an argument, $ELMO_DEVICE decides the device",
         caught_by="test_device_environment_variable_overrides",
         edits=[Edit("get_device",
                     "choice = preferred if preferred is not None "
@@ -90,7 +80,6 @@ MISTAKES = [
     Mistake(
         "empty-environment-variable-used",
         "get_device takes $ELMO_DEVICE whenever it is set, an empty string too",
-        concept="an empty $ELMO_DEVICE is as good as unset",
         caught_by="test_an_empty_environment_variable_counts_as_unset",
         edits=[Edit("get_device", "else os.environ.get(DEVICE_ENV_VAR) or None",
                     "else os.environ.get(DEVICE_ENV_VAR)")],

@@ -6,21 +6,18 @@ MISTAKES = [
     Mistake(
         "case-kept",
         "tokenize splits the text without lower-casing it first",
-        concept="one word is one token, however it is capitalised",
         caught_by="test_tokenize_lowercases_and_drops_punctuation",
         edits=[Edit("tokenize", "_WORD.findall(text.lower())", "_WORD.findall(text)")],
     ),
     Mistake(
         "punctuation-kept",
         "tokenize splits the lower-cased text at spaces, so 'right,' and 'river!' are words",
-        concept="punctuation separates words and is dropped",
         caught_by="test_tokenize_lowercases_and_drops_punctuation",
         edits=[Edit("tokenize", "_WORD.findall(text.lower())", "text.lower().split()")],
     ),
     Mistake(
         "contraction-split",
         r"tokenize takes runs of \w, so \"don't\" becomes 'don' and 't'",
-        concept="a contraction is one word: apostrophes belong to words",
         caught_by="test_tokenize_keeps_contractions_and_digits_and_splits_at_hyphens",
         edits=[Edit("tokenize", "_WORD.findall(text.lower())",
                     r're.findall(r"\w+", text.lower())')],
@@ -28,7 +25,6 @@ MISTAKES = [
     Mistake(
         "digits-dropped",
         "tokenize keeps letters and apostrophes only, so '2' is no word",
-        concept="a word is a run of letters, digits and apostrophes",
         caught_by="test_tokenize_keeps_contractions_and_digits_and_splits_at_hyphens",
         edits=[Edit("tokenize", "_WORD.findall(text.lower())",
                     """re.findall(r"[a-z']+", text.lower())""")],
@@ -36,7 +32,6 @@ MISTAKES = [
     Mistake(
         "hyphen-kept",
         "tokenize keeps hyphens inside words, so 'co-op' is one word",
-        concept="a hyphen separates words, like any character but letters, digits, apostrophes",
         caught_by="test_tokenize_keeps_contractions_and_digits_and_splits_at_hyphens",
         edits=[Edit("tokenize", "_WORD.findall(text.lower())",
                     """re.findall(r"[a-z0-9'-]+", text.lower())""")],
@@ -44,7 +39,6 @@ MISTAKES = [
     Mistake(
         "vocabulary-split-on-spaces",
         "build_vocab splits sentences with str.split instead of tokenize",
-        concept="the vocabulary holds the words that tokenize gives, as encode looks them up",
         caught_by="test_the_vocabulary_holds_the_words_that_tokenize_gives",
         edits=[Edit("build_vocab", "for word in tokenize(sentence)",
                     "for word in sentence.split()")],
@@ -52,21 +46,18 @@ MISTAKES = [
     Mistake(
         "vocabulary-in-set-order",
         "build_vocab numbers the words in the order of a set, which changes between runs",
-        concept="one corpus always gives one numbering: sorted, never hash order",
         caught_by="test_words_are_numbered_in_sorted_order",
         edits=[Edit("build_vocab", "words = sorted({", "words = list({")],
     ),
     Mistake(
         "special-tokens-last",
         "build_vocab numbers the corpus's words first and appends the special tokens",
-        concept="<pad>, <unk>, <s>, </s> keep the fixed indices 0-3",
         caught_by="test_special_tokens_have_fixed_indices",
         edits=[Edit("build_vocab", "[*SPECIAL_TOKENS, *words]", "[*words, *SPECIAL_TOKENS]")],
     ),
     Mistake(
         "special-tokens-forgotten",
         "build_vocab numbers the corpus's words from 0 and has no special tokens",
-        concept="<pad>, <unk>, <s>, </s> are part of the vocabulary, at indices 0-3",
         caught_by="test_special_tokens_have_fixed_indices",
         edits=[Edit("build_vocab", "dict(enumerate([*SPECIAL_TOKENS, *words]))",
                     "dict(enumerate(words))")],
@@ -74,21 +65,18 @@ MISTAKES = [
     Mistake(
         "unknown-word-raises",
         "encode looks words up with word2idx[word], so an unknown word raises KeyError",
-        concept="a word outside the vocabulary becomes <unk>",
         caught_by="test_unknown_word_becomes_unk",
         edits=[Edit("encode", "word2idx.get(word, UNK)", "word2idx[word]")],
     ),
     Mistake(
         "unknown-word-is-padding",
         "encode maps an unknown word to index 0, which is <pad>",
-        concept="a word outside the vocabulary becomes <unk> (1), never padding",
         caught_by="test_unknown_word_becomes_unk",
         edits=[Edit("encode", "word2idx.get(word, UNK)", "word2idx.get(word, 0)")],
     ),
     Mistake(
         "unknown-word-dropped",
         "encode skips the words it does not know",
-        concept="every word keeps its place: an unknown one becomes <unk>",
         caught_by="test_unknown_word_becomes_unk",
         edits=[Edit("encode", "[word2idx.get(word, UNK) for word in words]",
                     "[word2idx[word] for word in words if word in word2idx]")],
@@ -96,21 +84,18 @@ MISTAKES = [
     Mistake(
         "boundaries-swapped",
         "encode wraps the sentence as </s> ... <s>",
-        concept="the forward LM starts from <s>, the backward LM from </s>",
         caught_by="test_encode_adds_boundaries_on_request",
         edits=[Edit("encode", "[BOS, *ids, EOS]", "[EOS, *ids, BOS]")],
     ),
     Mistake(
         "boundaries-always-added",
         "encode adds <s> and </s> whether or not add_boundaries asks for them",
-        concept="boundaries only on request: by default one id per word",
         caught_by="test_encode_then_decode_gives_the_words_back",
         edits=[Edit("encode", "[BOS, *ids, EOS] if add_boundaries else ids", "[BOS, *ids, EOS]")],
     ),
     Mistake(
         "a-list-of-words-tokenized",
         "encode passes whatever it gets to tokenize, a list of words too",
-        concept="a sentence is a string or a list of words, already split",
         caught_by="test_encode_adds_boundaries_on_request",
         edits=[Edit("encode",
                     "words = tokenize(sentence) if isinstance(sentence, str) else list(sentence)",
@@ -119,7 +104,6 @@ MISTAKES = [
     Mistake(
         "decode-joins-the-words",
         "decode returns the words joined into one string",
-        concept="decode gives the list of words, as tokenize does",
         caught_by="test_encode_then_decode_gives_the_words_back",
         edits=[Edit("decode", "return [idx2word[i] for i in ids]",
                     'return " ".join(idx2word[i] for i in ids)')],
@@ -127,7 +111,6 @@ MISTAKES = [
     Mistake(
         "batch-major-padding",
         "pad_batch returns a batch-major (B, T) tensor",
-        concept="the course's batches are time-major: (max_len, B)",
         caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
         edits=[Edit("pad_batch", "torch.full((int(lengths.max()), len(sequences))",
                     "torch.full((len(sequences), int(lengths.max()))"),
@@ -136,8 +119,6 @@ MISTAKES = [
     Mistake(
         "left-padding",
         "pad_batch puts the padding before each sentence",
-        concept="padding goes after a sentence's end, where reading within the lengths never "
-                "reaches it",
         caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
         edits=[Edit("pad_batch", "ids[: len(seq), column]",
                     "ids[int(lengths.max()) - len(seq) :, column]")],
@@ -145,7 +126,6 @@ MISTAKES = [
     Mistake(
         "padded-to-the-first-length",
         "pad_batch pads every sequence to the length of the first one",
-        concept="the batch is as long as its longest sequence",
         caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
         edits=[Edit("pad_batch", "torch.full((int(lengths.max()), len(sequences))",
                     "torch.full((len(sequences[0]), len(sequences))")],
@@ -153,7 +133,6 @@ MISTAKES = [
     Mistake(
         "float-padding",
         "pad_batch starts from torch.zeros, a float tensor",
-        concept="token ids are integers: a LongTensor, as nn.Embedding needs",
         caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
         edits=[Edit("pad_batch",
                     "torch.full((int(lengths.max()), len(sequences)), PAD, dtype=torch.long)",
@@ -162,7 +141,6 @@ MISTAKES = [
     Mistake(
         "lengths-as-a-list",
         "pad_batch returns the lengths as a python list",
-        concept="lengths are a LongTensor (B,), as the biLM and the loss take them",
         caught_by="test_pad_batch_is_time_major_and_pads_at_the_end",
         edits=[Edit("pad_batch", "torch.tensor([len(seq) for seq in sequences], dtype=torch.long)",
                     "[len(seq) for seq in sequences]"),
@@ -171,7 +149,6 @@ MISTAKES = [
     Mistake(
         "vocabulary-of-the-first-sentence",
         "build_vocab collects the words of the first sentence only",
-        concept="the vocabulary holds every word of the corpus",
         caught_by="test_vocabulary_is_complete_and_inverse",
         edits=[Edit("build_vocab", "for sentence in sentences for word", "for sentence in "
                     "sentences[:1] for word")],
@@ -179,7 +156,6 @@ MISTAKES = [
     Mistake(
         "decode-drops-special-tokens",
         "decode leaves out the indices of <pad>, <unk>, <s> and </s>",
-        concept="decode gives every index its word, one word per index",
         caught_by="test_encode_then_decode_gives_the_words_back",
         edits=[Edit("decode", "return [idx2word[i] for i in ids]",
                     "return [idx2word[i] for i in ids if i >= len(SPECIAL_TOKENS)]")],
@@ -187,7 +163,6 @@ MISTAKES = [
     Mistake(
         "encode-splits-on-spaces",
         "encode splits a string with str.split instead of tokenize",
-        concept="a sentence's words are those tokenize gives: lower-cased, no punctuation",
         caught_by="test_encode_tokenizes_a_string_as_tokenize_does",
         edits=[Edit("encode", "tokenize(sentence) if isinstance",
                     "sentence.split() if isinstance")],

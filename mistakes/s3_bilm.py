@@ -18,7 +18,6 @@ MISTAKES = [
     Mistake(
         "lstms-in-a-plain-list",
         "the LSTMs of each direction are kept in a plain python list",
-        concept="an nn.Module registers only submodules it can see: nn.ModuleList, not list",
         caught_by="test_the_state_dict_holds_the_whole_model",
         edits=[Edit("BiLM.__init__", "self.forward_lstms = nn.ModuleList(",
                     "self.forward_lstms = list("),
@@ -28,7 +27,6 @@ MISTAKES = [
     Mistake(
         "directions-share-lstms",
         "the backward direction is given the forward LSTM stack (one set of LSTMs for both)",
-        concept="the two directions are separate LMs, each with LSTMs of its own",
         caught_by="test_each_direction_has_its_own_parameters",
         edits=[Edit("BiLM.__init__", BACKWARD_STACK,
                     "self.backward_lstms = self.forward_lstms\n")],
@@ -36,7 +34,6 @@ MISTAKES = [
     Mistake(
         "directions-share-a-head",
         "one softmax layer serves as the head of both directions",
-        concept="each direction scores its own predictions with a layer of its own",
         caught_by="test_each_direction_has_its_own_parameters",
         edits=[Edit("BiLM.__init__", "self.backward_head = nn.Linear(hidden_dim, vocab_size)",
                     "self.backward_head = self.forward_head")],
@@ -44,7 +41,6 @@ MISTAKES = [
     Mistake(
         "one-multi-layer-lstm",
         "each direction is one nn.LSTM(num_layers=2), which returns its top layer only",
-        concept="ELMo needs every layer: a stack of one-layer LSTMs",
         caught_by="test_seed_key_shapes",
         edits=[Edit("BiLM.__init__", FORWARD_STACK, "self.forward_lstms = nn.ModuleList(["
                     "nn.LSTM(hidden_dim, hidden_dim, num_layers)])\n"),
@@ -54,7 +50,6 @@ MISTAKES = [
     Mistake(
         "no-padding-idx",
         "the embedding is built without padding_idx",
-        concept="<pad> has a zero embedding that training never moves",
         caught_by="test_pad_embedding_is_zero_and_stays_zero",
         edits=[Edit("BiLM.__init__",
                     "nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)",
@@ -63,7 +58,6 @@ MISTAKES = [
     Mistake(
         "lstms-read-the-embedding",
         "the first LSTMs read the word embedding x, not the projection p",
-        concept="p, layer 0's half, is also the LSTMs' input (the paper's projected token)",
         caught_by="test_each_layer_reads_the_layer_below",
         edits=[Edit("BiLM.__init__", FORWARD_STACK, FORWARD_STACK_FROM_X),
                Edit("BiLM.__init__", BACKWARD_STACK, FORWARD_STACK_FROM_X.replace(
@@ -79,7 +73,6 @@ MISTAKES = [
     Mistake(
         "batch-reversed-as-a-whole",
         "the backward LSTM reads the padded batch flipped as a whole (tokens.flip(0))",
-        concept="reverse each sentence within its own length, so padding stays at the end",
         caught_by="test_padded_batch_equals_one_sentence_at_a_time",
         edits=[Edit("BiLM.forward", "reverse_within_lengths(tokens, lengths)", "tokens.flip(0)"),
                Edit("BiLM.forward", "reverse_within_lengths(h, lengths)", "h.flip(0)")],
@@ -87,7 +80,6 @@ MISTAKES = [
     Mistake(
         "backward-not-re-reversed",
         "the backward LSTM's outputs are used in reversed order, not reversed back",
-        concept="position t of the backward states must describe token t",
         caught_by="test_backward_direction_never_sees_the_token_it_predicts",
         edits=[Edit("BiLM.forward", "[reverse_within_lengths(h, lengths) for h in reversed_states]",
                     "reversed_states")],
@@ -95,7 +87,6 @@ MISTAKES = [
     Mistake(
         "one-head-over-both-directions",
         "one softmax head over [h_fwd; h_bwd] predicts both the next and the previous token",
-        concept="each direction predicts from its own states only, or the target leaks",
         caught_by="test_forward_direction_never_sees_the_token_it_predicts",
         edits=[
             Edit("BiLM.__init__", "self.forward_head = nn.Linear(hidden_dim, vocab_size)",
@@ -112,14 +103,12 @@ MISTAKES = [
     Mistake(
         "halves-swapped",
         "each layer is [backward; forward] instead of [forward; backward]",
-        concept="the first half of every layer is the forward direction's state",
         caught_by="test_forward_direction_never_sees_the_token_it_predicts",
         edits=[Edit("BiLM.forward", "torch.cat([f, b], dim=-1)", "torch.cat([b, f], dim=-1)")],
     ),
     Mistake(
         "backward-uses-forward-lstms",
         "the backward direction runs the forward LSTM stack (a copy-paste slip)",
-        concept="the two directions are separate LSTMs, each trained by its own loss",
         caught_by="test_every_parameter_is_used",
         edits=[Edit("BiLM.forward", "self.backward_lstms, reverse_within_lengths",
                     "self.forward_lstms, reverse_within_lengths")],
@@ -127,7 +116,6 @@ MISTAKES = [
     Mistake(
         "logits-from-the-first-layer",
         "the heads score the first LSTM layer's states instead of the top layer's",
-        concept="the LM's predictions come from the top of each stack",
         caught_by="test_logits_come_from_the_top_layer",
         edits=[Edit("BiLM.forward", "self.forward_head(forward_states[-1])",
                     "self.forward_head(forward_states[0])"),
@@ -137,14 +125,12 @@ MISTAKES = [
     Mistake(
         "layers-not-stacked",
         "every LSTM layer reads the token representation instead of the layer below",
-        concept="layer j + 1 reads layer j's outputs: that is what makes it deeper",
         caught_by="test_each_layer_reads_the_layer_below",
         edits=[Edit("BiLM._run_stack", "layer_input = layer_output\n", "")],
     ),
     Mistake(
         "no-residual",
         "the second LSTM layer's output is used without adding its input",
-        concept="a residual connection adds layer 1 to layer 2 (the paper, Sec. 3.4)",
         caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",
         edits=[Edit("BiLM._run_stack", """
             if depth > 0:
@@ -154,7 +140,6 @@ MISTAKES = [
     Mistake(
         "residual-into-layer-1",
         "every layer adds its input, so layer 1 is the first LSTM's output plus p",
-        concept="the residual connection joins LSTM layers: layer 1 is the first LSTM's output",
         caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",
         edits=[Edit("BiLM._run_stack", """
             if depth > 0:
@@ -166,7 +151,6 @@ MISTAKES = [
     Mistake(
         "padding-not-zeroed",
         "the layers keep whatever the LSTMs computed at padded positions",
-        concept="padded positions carry no representation: zero",
         caught_by="test_padded_batch_equals_one_sentence_at_a_time",
         edits=[Edit("BiLM.forward", "layers=torch.stack(layers) * mask,",
                     "layers=torch.stack(layers),")],
@@ -174,7 +158,6 @@ MISTAKES = [
     Mistake(
         "layer-0-half-empty",
         "layer 0 is [p; 0]: the token representation padded with zeros to 512",
-        concept="layer 0 is the token representation duplicated, [p; p]",
         caught_by="test_layer_0_is_the_projected_token_twice",
         edits=[Edit("BiLM.forward", "torch.cat([tokens, tokens], dim=-1)",
                     "torch.cat([tokens, torch.zeros_like(tokens)], dim=-1)")],
@@ -182,21 +165,18 @@ MISTAKES = [
     Mistake(
         "reversal-off-by-one",
         "reverse_within_lengths maps step t to lengths - t instead of lengths - 1 - t",
-        concept="within a sentence of n tokens, step t comes from step n - 1 - t",
         caught_by="test_reverse_within_lengths_reverses_each_sentence_and_keeps_padding",
         edits=[Edit("reverse_within_lengths", "lengths - 1 - steps", "lengths - steps")],
     ),
     Mistake(
         "reversal-flips-the-whole-batch",
         "reverse_within_lengths flips the padded batch along time, padding and all",
-        concept="each sentence is reversed within its own length; padding stays at the end",
         caught_by="test_reverse_within_lengths_reverses_each_sentence_and_keeps_padding",
         edits=[Edit("reverse_within_lengths", "return x.gather(0, source)", "return x.flip(0)")],
     ),
     Mistake(
         "reversal-index-on-the-cpu",
         "reverse_within_lengths makes its step indices on the CPU, whatever x's device",
-        concept="tensors made inside a function live on its input's device, or a GPU run fails",
         caught_by="test_reverse_within_lengths_works_on_the_device_of_its_input",
         edits=[Edit("reverse_within_lengths", "torch.arange(x.shape[0], device=x.device)",
                     "torch.arange(x.shape[0])")],
@@ -205,7 +185,6 @@ MISTAKES = [
         "ids-read-as-two-dimensional",
         "BiLM.forward unpacks `seq_len, batch = ids.shape`, so ids with a trailing dimension "
         "(section 8's characters) fail",
-        concept="forward reads T and B as ids.shape[:2] and hands ids whole to the token layer",
         caught_by="test_forward_hands_ids_whole_to_the_token_layer",
         edits=[Edit("BiLM.forward", """
             mask = (torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
@@ -217,7 +196,6 @@ MISTAKES = [
     Mistake(
         "num-layers-ignored",
         "the biLM builds two LSTMs per direction, whatever num_layers says",
-        concept="num_layers decides the depth of each stack, and the number of layers",
         caught_by="test_the_smallest_sizes_are_accepted",
         edits=[Edit("BiLM.__init__", FORWARD_STACK, FORWARD_STACK.replace("num_layers", "2")),
                Edit("BiLM.__init__", BACKWARD_STACK, BACKWARD_STACK.replace("num_layers", "2"))],

@@ -13,7 +13,6 @@ MISTAKES = [
     Mistake(
         "backward-targets-shifted",
         "the backward logits are scored against the next token, like the forward ones",
-        concept="backward logits at t predict token t-1; forward logits at t predict t+1",
         caught_by="test_loss_is_forward_plus_backward_cross_entropy",
         edits=[Edit("bilm_loss", """
             output.backward_logits[1:].reshape(-1, vocab), backward_targets.reshape(-1),
@@ -24,7 +23,6 @@ MISTAKES = [
     Mistake(
         "forward-predicts-the-current-token",
         "the forward logits at t are scored against token t, not token t + 1",
-        concept="a language model predicts the next token, never the one it reads",
         caught_by="test_loss_is_forward_plus_backward_cross_entropy",
         edits=[Edit("bilm_loss", "output.forward_logits[:-1].reshape(-1, vocab)",
                     "output.forward_logits[1:].reshape(-1, vocab)")],
@@ -32,7 +30,6 @@ MISTAKES = [
     Mistake(
         "padding-counted",
         "cross_entropy without ignore_index: <pad> is a target like any other",
-        concept="padding is not text: it never counts in the loss",
         caught_by="test_padding_never_counts_in_the_loss",
         edits=[Edit("bilm_loss", """
             output.forward_logits[:-1].reshape(-1, vocab), forward_targets.reshape(-1),
@@ -49,7 +46,6 @@ MISTAKES = [
     Mistake(
         "padded-position-predicts-eos",
         "the backward targets are not masked, so the padded position after </s> predicts it",
-        concept="a prediction counts only when both its position and its target are real",
         caught_by="test_padding_never_counts_in_the_loss",
         edits=[Edit("bilm_loss", "ids[:-1].masked_fill(~valid[1:], PAD)", "ids[:-1]")],
     ),
@@ -57,7 +53,6 @@ MISTAKES = [
         "padding-target-counted",
         "the forward predictions are masked by their position alone, so </s> of a shorter "
         "sentence is scored against the <pad> after it",
-        concept="a prediction counts only when both its position and its target are real",
         caught_by="test_a_sentence_s_last_token_predicts_no_padding",
         edits=[Edit("bilm_loss", "ids[1:].masked_fill(~valid[1:], PAD)",
                     "ids[1:].masked_fill(~valid[:-1], -100)"),
@@ -72,14 +67,12 @@ MISTAKES = [
     Mistake(
         "directions-averaged",
         "the loss is the mean of the two directions' cross-entropies",
-        concept="the loss is forward CE + backward CE, their sum",
         caught_by="test_loss_is_forward_plus_backward_cross_entropy",
         edits=[Edit("bilm_loss", "return forward + backward", "return (forward + backward) / 2")],
     ),
     Mistake(
         "loss-summed-over-tokens",
         "cross_entropy with reduction='sum': each direction's loss grows with the batch",
-        concept="each direction's loss is a mean over the batch's real targets",
         caught_by="test_loss_is_forward_plus_backward_cross_entropy",
         edits=[Edit("bilm_loss", """
             output.forward_logits[:-1].reshape(-1, vocab), forward_targets.reshape(-1),
@@ -98,7 +91,6 @@ MISTAKES = [
     Mistake(
         "loss-positions-on-the-cpu",
         "bilm_loss makes its position indices on the CPU, whatever the ids' device",
-        concept="tensors made inside a function live on its input's device, or a GPU run fails",
         caught_by="test_the_loss_works_on_the_device_of_its_input",
         edits=[Edit("bilm_loss", "torch.arange(ids.shape[0], device=ids.device)",
                     "torch.arange(ids.shape[0])")],
@@ -106,21 +98,18 @@ MISTAKES = [
     Mistake(
         "forgot-zero-grad",
         "train_bilm never calls optimizer.zero_grad(), so gradients pile up across steps",
-        concept="each step follows the gradient of its own batch only",
         caught_by="test_one_optimizer_follows_each_batchs_own_gradient",
         edits=[Edit("train_bilm", "optimizer.zero_grad()\n", "")],
     ),
     Mistake(
         "learning-rate-ignored",
         "train_bilm builds Adam with the seed notebook's lr=0.001 whatever the recipe says",
-        concept="the recipe decides the learning rate",
         caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
         edits=[Edit("train_bilm", "lr=recipe.lr", "lr=0.001")],
     ),
     Mistake(
         "adam-made-afresh-each-step",
         "train_bilm builds a new Adam optimizer for every batch",
-        concept="one optimizer for the whole run: Adam's moment estimates carry over steps",
         caught_by="test_one_optimizer_follows_each_batchs_own_gradient",
         edits=[Edit("train_bilm", "optimizer.zero_grad()\n",
                     "optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr)\n"
@@ -129,7 +118,6 @@ MISTAKES = [
     Mistake(
         "adam-made-afresh-each-epoch",
         "train_bilm builds a new Adam optimizer at the start of every epoch",
-        concept="one optimizer for the whole run: Adam's moment estimates carry over steps",
         caught_by="test_one_optimizer_lasts_across_epochs",
         edits=[Edit("train_bilm", f"optimizer = {ADAM}\n", ""),
                Edit("train_bilm", EPOCH_START, EPOCH_START.replace(
@@ -138,21 +126,18 @@ MISTAKES = [
     Mistake(
         "adamw-by-habit",
         "train_bilm trains with torch.optim.AdamW, whose weight decay also shrinks every weight",
-        concept="the recipe's optimizer is Adam, without weight decay",
         caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
         edits=[Edit("train_bilm", "torch.optim.Adam(", "torch.optim.AdamW(")],
     ),
     Mistake(
         "no-optimizer-step",
         "train_bilm computes each batch's gradient but never calls optimizer.step()",
-        concept="a step applies the gradient: loss.backward(), then optimizer.step()",
         caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
         edits=[Edit("train_bilm", "optimizer.step()\n", "")],
     ),
     Mistake(
         "gradients-cleared-before-the-step",
         "train_bilm calls optimizer.zero_grad() between loss.backward() and optimizer.step()",
-        concept="the gradients are cleared before the backward pass, and applied after it",
         caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
         edits=[Edit("train_bilm", "optimizer.zero_grad()\n", ""),
                Edit("train_bilm", "loss.backward()\n", "loss.backward()\noptimizer.zero_grad()\n")],
@@ -160,14 +145,12 @@ MISTAKES = [
     Mistake(
         "batch-left-on-the-cpu",
         "train_bilm moves the model to its device but leaves each padded batch on the CPU",
-        concept="a batch goes to the model's device before the model reads it",
         caught_by="test_train_bilm_moves_each_batch_to_the_models_device",
         edits=[Edit("train_bilm", "ids = ids.to(device)\n", "")],
     ),
     Mistake(
         "lengths-not-passed",
         "train_bilm runs the biLM on a padded batch without its lengths",
-        concept="a padded batch is read with its lengths, or the backward LSTM reads padding",
         caught_by="test_the_first_step_is_adam_with_the_recipes_learning_rate",
         edits=[Edit("train_bilm", "bilm_loss(model(ids, lengths), ids, lengths)",
                     "bilm_loss(model(ids), ids, lengths)")],
@@ -175,21 +158,18 @@ MISTAKES = [
     Mistake(
         "no-shuffling",
         "train_bilm visits the sentences in corpus order in every epoch",
-        concept="each epoch visits the sentences in a new seeded order",
         caught_by="test_every_epoch_has_a_new_order",
         edits=[Edit("train_bilm", SHUFFLE, "list(range(len(sentences)))")],
     ),
     Mistake(
         "one-order-for-every-epoch",
         "train_bilm shuffles the sentences once, before the first epoch",
-        concept="each epoch visits the sentences in a new seeded order",
         caught_by="test_every_epoch_has_a_new_order",
         edits=[Edit("train_bilm", EPOCH_START, f"order = {SHUFFLE}\nfor epoch in bar:\n")],
     ),
     Mistake(
         "shuffled-without-the-seed",
         "train_bilm shuffles with torch's global generator and never uses its seed",
-        concept="the seed alone decides the order, whatever was drawn before",
         caught_by="test_the_seed_alone_decides_the_order",
         edits=[Edit("train_bilm", "set_seed(seed)\n", ""),
                Edit("train_bilm", SHUFFLE, "torch.randperm(len(sentences)).tolist()")],
@@ -197,7 +177,6 @@ MISTAKES = [
     Mistake(
         "sentences-drawn-with-replacement",
         "train_bilm draws each epoch's sentences at random with replacement",
-        concept="an epoch visits every sentence exactly once",
         caught_by="test_each_epoch_visits_every_sentence_once_in_batches",
         edits=[Edit("train_bilm", SHUFFLE,
                     "torch.randint(len(sentences), (len(sentences),), "
@@ -206,7 +185,6 @@ MISTAKES = [
     Mistake(
         "last-batch-dropped",
         "train_bilm takes only full batches, so the sentences left over never train",
-        concept="an epoch visits every sentence; the last batch may be smaller",
         caught_by="test_each_epoch_visits_every_sentence_once_in_batches",
         edits=[Edit("train_bilm", "range(0, len(order), recipe.batch_size)",
                     "range(0, len(order) - recipe.batch_size + 1, recipe.batch_size)")],
@@ -214,7 +192,6 @@ MISTAKES = [
     Mistake(
         "history-per-batch",
         "train_bilm records the corpus loss after every batch, not after every epoch",
-        concept="the history holds one corpus loss per epoch",
         caught_by="test_history_is_the_corpus_loss_after_each_epoch",
         edits=[Edit("train_bilm", """
                 optimizer.step()
@@ -227,7 +204,6 @@ MISTAKES = [
     Mistake(
         "history-of-the-last-batch",
         "train_bilm records the training loss of each epoch's last batch",
-        concept="the history is the corpus loss after each epoch, comparable across recipes",
         caught_by="test_history_is_the_corpus_loss_after_each_epoch",
         edits=[Edit("train_bilm", "history.append(corpus_loss(model, corpus, word2idx))",
                     "history.append(loss.item())")],
@@ -235,7 +211,6 @@ MISTAKES = [
     Mistake(
         "history-of-tensors",
         "train_bilm records each epoch's last loss as a tensor",
-        concept="the history is a list of floats: the corpus loss after each epoch",
         caught_by="test_history_is_the_corpus_loss_after_each_epoch",
         edits=[Edit("train_bilm", "history.append(corpus_loss(model, corpus, word2idx))",
                     "history.append(loss.detach())")],
@@ -243,7 +218,6 @@ MISTAKES = [
     Mistake(
         "history-before-the-epoch",
         "train_bilm measures the corpus loss at the start of each epoch, before its steps",
-        concept="element i of the history is the loss after epoch i + 1's last step",
         caught_by="test_history_is_the_corpus_loss_after_each_epoch",
         edits=[Edit("train_bilm", """
                 history.append(corpus_loss(model, corpus, word2idx))
@@ -257,14 +231,12 @@ MISTAKES = [
     Mistake(
         "training-mode-not-set",
         "train_bilm never calls model.train(), so a model handed over in eval mode stays so",
-        concept="training runs in training mode, and leaves the model in it",
         caught_by="test_training_steps_run_in_training_mode_and_leave_it_so",
         edits=[Edit("train_bilm", "model.to(device).train()", "model.to(device)")],
     ),
     Mistake(
         "progress-bar-always-shown",
         "train_bilm shows its progress bar whatever `progress` says",
-        concept="progress=False means a silent run (grading, notebooks, sweeps)",
         caught_by="test_the_progress_bar_and_the_log",
         edits=[Edit("train_bilm", "progress_bar(recipe.epochs, progress)",
                     "progress_bar(recipe.epochs, True)")],
@@ -272,7 +244,6 @@ MISTAKES = [
     Mistake(
         "device-argument-ignored",
         "train_bilm calls get_device() without its device argument",
-        concept="the device argument decides where the model trains",
         caught_by="test_the_device_argument_is_where_it_trains",
         edits=[Edit("train_bilm", "device = get_device(device)", "device = get_device()")],
     ),

@@ -20,14 +20,12 @@ MISTAKES = [
     Mistake(
         "extracted-in-training-mode",
         "get_elmo_embeddings runs the biLM without calling model.eval()",
-        concept="embeddings come from the biLM in eval mode",
         caught_by="test_runs_in_eval_mode_without_gradients",
         edits=[Edit("get_elmo_embeddings", "model.eval()\n", "")],
     ),
     Mistake(
         "extracted-with-gradients",
         "get_elmo_embeddings runs the biLM outside torch.no_grad()",
-        concept="extraction builds no autograd graph: the biLM is frozen",
         caught_by="test_runs_in_eval_mode_without_gradients",
         edits=[Edit("get_elmo_embeddings", """
             with torch.no_grad():
@@ -39,7 +37,6 @@ MISTAKES = [
     Mistake(
         "left-in-eval-mode",
         "get_elmo_embeddings calls model.eval() and never puts the model back",
-        concept="extraction leaves the model in the mode it found it in",
         caught_by="test_leaves_the_model_in_the_mode_it_found",
         edits=[Edit("get_elmo_embeddings", RUN, textwrap.dedent("""
             model.eval()
@@ -50,14 +47,12 @@ MISTAKES = [
     Mistake(
         "always-back-to-training-mode",
         "get_elmo_embeddings ends with model.train(), whatever mode the model was in",
-        concept="extraction leaves the model in the mode it found it in",
         caught_by="test_leaves_the_model_in_the_mode_it_found",
         edits=[Edit("get_elmo_embeddings", "model.train(was_training)", "model.train()")],
     ),
     Mistake(
         "no-boundaries-fed",
         "get_elmo_embeddings runs the biLM on the words alone, without <s> and </s>",
-        concept="the biLM reads a sentence as it was pre-trained: <s> w_1 .. w_n </s>",
         caught_by="test_rows_are_the_words_read_between_boundaries",
         edits=[Edit("get_elmo_embeddings", "pad_batch([[BOS, *w, EOS] for w in word_ids])",
                     "pad_batch(word_ids)"),
@@ -66,28 +61,24 @@ MISTAKES = [
     Mistake(
         "only-bos-fed",
         "get_elmo_embeddings feeds <s> w_1 .. w_n, without the </s> the backward LM starts from",
-        concept="the biLM reads a sentence as it was pre-trained: <s> w_1 .. w_n </s>",
         caught_by="test_rows_are_the_words_read_between_boundaries",
         edits=[Edit("get_elmo_embeddings", "[BOS, *w, EOS] for w", "[BOS, *w] for w")],
     ),
     Mistake(
         "boundaries-kept-off-by-one",
         "the rows are taken from position 0, so <s> is kept and the last word is lost",
-        concept="row i is word i: <s> and </s> are stripped",
         caught_by="test_rows_are_the_words_read_between_boundaries",
         edits=[Edit("get_elmo_embeddings", ROWS, "layers[:, : len(w), b]")],
     ),
     Mistake(
         "padding-rows-kept",
         "every sentence of a batch gets the batch's padded length, padding rows included",
-        concept="each sentence gets one row per word of its own, whatever the batch",
         caught_by="test_batch_gives_one_tensor_per_sentence",
         edits=[Edit("get_elmo_embeddings", ROWS, "layers[:, 1:-1, b]")],
     ),
     Mistake(
         "extraction-without-lengths",
         "get_elmo_embeddings runs the biLM on the padded batch without its lengths",
-        concept="a sentence in a batch gets what it gets alone: the lengths go with the batch",
         caught_by="test_batch_equals_one_at_a_time",
         edits=[Edit("get_elmo_embeddings", "model(ids.to(device), lengths)",
                     "model(ids.to(device))")],
@@ -95,21 +86,18 @@ MISTAKES = [
     Mistake(
         "top-layer-only",
         "get_elmo_embeddings returns the top layer alone",
-        concept="ELMo's representation of a word is every layer, j = 0 .. L",
         caught_by="test_one_sentence_gives_three_layers_per_word",
         edits=[Edit("get_elmo_embeddings", ROWS, "layers[-1, 1 : 1 + len(w), b]")],
     ),
     Mistake(
         "layer-0-dropped",
         "get_elmo_embeddings returns the LSTM layers only, without the token layer",
-        concept="ELMo's representation of a word is every layer, the token layer 0 included",
         caught_by="test_one_sentence_gives_three_layers_per_word",
         edits=[Edit("get_elmo_embeddings", ROWS, "layers[1:, 1 : 1 + len(w), b]")],
     ),
     Mistake(
         "one-sentence-as-a-list",
         "get_elmo_embeddings returns a list of one tensor for one sentence",
-        concept="one sentence gives one tensor; a list of sentences, a list",
         caught_by="test_one_sentence_gives_three_layers_per_word",
         edits=[Edit("get_elmo_embeddings", "return embeddings[0] if single else embeddings",
                     "return embeddings")],
@@ -117,21 +105,18 @@ MISTAKES = [
     Mistake(
         "layers-concatenated",
         "get_elmo_embeddings concatenates the layers of each word into one 1536-d vector",
-        concept="the layers stay separate, (L + 1, n, 512), for the mix of section 7",
         caught_by="test_one_sentence_gives_three_layers_per_word",
         edits=[Edit("get_elmo_embeddings", ROWS, f"torch.cat(list({ROWS}), dim=-1)")],
     ),
     Mistake(
         "extraction-under-inference-mode",
         "get_elmo_embeddings runs the biLM under torch.inference_mode() for speed",
-        concept="extraction builds no graph, yet later code trains on what it returns",
         caught_by="test_section_7_can_train_on_the_embeddings",
         edits=[Edit("get_elmo_embeddings", "torch.no_grad()", "torch.inference_mode()")],
     ),
     Mistake(
         "ids-left-on-the-cpu",
         "get_elmo_embeddings feeds the biLM the ids on the CPU, wherever the model is",
-        concept="the biLM reads its input on the device of its parameters",
         caught_by="test_the_ids_go_to_the_models_device",
         edits=[Edit("get_elmo_embeddings", "model(ids.to(device), lengths)",
                     "model(ids, lengths)")],

@@ -8,14 +8,12 @@ MISTAKES = [
     Mistake(
         "cosine-without-normalisation",
         "cosine_sim returns the dot product of the two vectors, without dividing by the norms",
-        concept="cosine similarity compares directions: it ignores the vectors' lengths",
         caught_by="test_cosine_ignores_scale_and_flips_with_sign",
         edits=[Edit("cosine_sim", "(a_unit * b_unit).sum(dim=-1)", "(a * b).sum(dim=-1)")],
     ),
     Mistake(
         "zero-vector-nan",
         "cosine_sim divides by the norms unguarded, so a zero vector gives 0/0 = nan",
-        concept="a zero vector is similar to nothing: cos(0, b) = 0, never nan",
         caught_by="test_zero_vector_has_similarity_zero",
         edits=[Edit("cosine_sim", """
             a_unit = torch.where(a_norm > 0, a / a_norm.clamp_min(1e-300), 0.0)
@@ -28,7 +26,6 @@ MISTAKES = [
     Mistake(
         "cosine-of-whole-tensors",
         "cosine_sim sums over every axis, so a batch of vectors gives one number",
-        concept="a batch (..., D) gives one cosine per vector, along the last axis",
         caught_by="test_a_batch_gives_each_row_its_own_cosine",
         edits=[Edit("cosine_sim", COSINE,
                     "return ((a * b).sum() / (a.norm() * b.norm())).float()")],
@@ -36,14 +33,12 @@ MISTAKES = [
     Mistake(
         "cosine-summed-over-the-first-axis",
         "cosine_sim sums the products over axis 0",
-        concept="the cosine is along the last axis, D, whatever the batch's shape",
         caught_by="test_a_batch_gives_each_row_its_own_cosine",
         edits=[Edit("cosine_sim", "(a_unit * b_unit).sum(dim=-1)", "(a_unit * b_unit).sum(dim=0)")],
     ),
     Mistake(
         "cosine-as-a-python-float",
         "cosine_sim returns .item() of the result",
-        concept="the cosines are a tensor of the batch's shape (0-d for two vectors)",
         caught_by="test_cosine_matches_the_definition",
         edits=[Edit("cosine_sim", COSINE,
                     "return (a_unit * b_unit).sum(dim=-1).clamp(-1.0, 1.0).item()")],
@@ -51,7 +46,6 @@ MISTAKES = [
     Mistake(
         "pairs-with-itself",
         "compare_contexts pairs every sentence with itself too (combinations_with_replacement)",
-        concept="a pair is two different sentences: a sentence compared with itself says nothing",
         caught_by="test_every_pair_of_sentences_with_one_target_word",
         edits=[Edit("compare_contexts", "itertools.combinations(having, 2)",
                     "itertools.combinations_with_replacement(having, 2)")],
@@ -59,7 +53,6 @@ MISTAKES = [
     Mistake(
         "pairs-across-words",
         "compare_contexts pairs every two sentences, whatever their target words",
-        concept="a pair is one word in two contexts: both sentences hold the same target",
         caught_by="test_every_pair_of_sentences_with_one_target_word",
         edits=[Edit("compare_contexts", "itertools.combinations(having, 2)",
                     "itertools.combinations(range(len(labels)), 2)")],
@@ -67,7 +60,6 @@ MISTAKES = [
     Mistake(
         "same-sense-by-word",
         "compare_contexts compares the target words, not the senses, to tell same-sense pairs",
-        concept="a pair is same-sense when both sentences label the word with one sense",
         caught_by="test_every_pair_of_sentences_with_one_target_word",
         edits=[Edit("compare_contexts", "labels[i][2] == labels[j][2]",
                     "labels[i][1] == labels[j][1]")],
@@ -75,14 +67,12 @@ MISTAKES = [
     Mistake(
         "sentence-mean-not-target-word",
         "compare_contexts compares the mean of each sentence's embeddings, not the target word's",
-        concept="the comparison is of one word's embeddings in two contexts",
         caught_by="test_similarity_is_the_cosine_of_the_target_words_embeddings",
         edits=[Edit("compare_contexts", "emb[:, pos].cpu()", "emb.mean(dim=1).cpu()")],
     ),
     Mistake(
         "last-occurrence",
         "compare_contexts takes the target word's last occurrence in its sentence",
-        concept="a word held twice is compared where it first appears",
         caught_by="test_a_target_word_twice_is_compared_at_its_first_occurrence",
         edits=[Edit("compare_contexts",
                     "[tokenize(sentence).index(word) for sentence, word, _ in labels]",
@@ -92,7 +82,6 @@ MISTAKES = [
     Mistake(
         "similarity-of-the-top-layer-only",
         "compare_contexts compares the target word's top layer only",
-        concept="the comparison is per layer: one cosine for each of layers 0 .. L",
         caught_by="test_every_pair_of_sentences_with_one_target_word",
         edits=[Edit("compare_contexts", "cosine_sim(targets[i], targets[j])",
                     "cosine_sim(targets[i][-1:], targets[j][-1:])")],
@@ -100,7 +89,6 @@ MISTAKES = [
     Mistake(
         "target-found-by-str-split",
         "compare_contexts finds the target word with sentence.split().index(word)",
-        concept="a sentence's words are those tokenize gives, as extraction encodes them",
         caught_by="test_the_target_is_found_among_the_words_tokenize_gives",
         edits=[Edit("compare_contexts", "tokenize(sentence).index(word)",
                     "sentence.split().index(word)")],

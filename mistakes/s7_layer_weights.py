@@ -14,7 +14,6 @@ MISTAKES = [
     Mistake(
         "softmax-over-the-wrong-axis",
         "the scalars are softmaxed each on its own axis of size 1, so every weight is 1",
-        concept="the weights are one softmax across the layers: non-negative, summing to 1",
         caught_by="test_weights_are_the_softmax_of_the_scalars",
         edits=[Edit("ScalarMix.weights", "torch.softmax(self.scalar_parameters, dim=0)",
                     "torch.softmax(self.scalar_parameters.unsqueeze(-1), dim=-1).squeeze(-1)")],
@@ -22,7 +21,6 @@ MISTAKES = [
     Mistake(
         "no-softmax",
         "the weights are the raw scalars w, not softmax(w)",
-        concept="the weights are softmax-normalised: non-negative, summing to 1",
         caught_by="test_weights_are_the_softmax_of_the_scalars",
         edits=[Edit("ScalarMix.weights", "torch.softmax(self.scalar_parameters, dim=0)",
                     "self.scalar_parameters")],
@@ -30,7 +28,6 @@ MISTAKES = [
     Mistake(
         "scalars-start-at-random",
         "without initial scalars, w starts from torch.randn",
-        concept="w starts at 0: every layer starts with the weight 1 / (L + 1)",
         caught_by="test_starts_uniform_with_gamma_one",
         edits=[Edit("ScalarMix.__init__", "[0.0] * mixture_size",
                     "torch.randn(mixture_size).tolist()")],
@@ -38,7 +35,6 @@ MISTAKES = [
     Mistake(
         "gamma-starts-at-zero",
         "gamma is made with torch.zeros(1), like the scalars",
-        concept="gamma starts at 1, so that the mix starts as the plain average",
         caught_by="test_starts_uniform_with_gamma_one",
         edits=[Edit("ScalarMix.__init__", "nn.Parameter(torch.tensor([1.0])",
                     "nn.Parameter(torch.zeros(1)")],
@@ -46,7 +42,6 @@ MISTAKES = [
     Mistake(
         "scalars-as-a-plain-tensor",
         "the scalars are a tensor with requires_grad, not an nn.Parameter",
-        concept="an nn.Module registers only nn.Parameters: a plain tensor is never trained",
         caught_by="test_the_scalars_and_gamma_are_registered_parameters",
         edits=[Edit("ScalarMix.__init__", SCALARS, """
             self.scalar_parameters = torch.tensor(
@@ -56,7 +51,6 @@ MISTAKES = [
     Mistake(
         "gamma-as-a-plain-tensor",
         "gamma is a tensor with requires_grad, not an nn.Parameter",
-        concept="an nn.Module registers only nn.Parameters: a plain tensor is never trained",
         caught_by="test_the_scalars_and_gamma_are_registered_parameters",
         edits=[Edit("ScalarMix.__init__",
                     "self.gamma = nn.Parameter(torch.tensor([1.0]), requires_grad=trainable)",
@@ -65,14 +59,12 @@ MISTAKES = [
     Mistake(
         "gamma-forgotten",
         "ScalarMix returns the weighted sum of the layers without multiplying by gamma",
-        concept="ELMo scales the mix by a learned gamma (eq. 1 of the paper)",
         caught_by="test_gradients_reach_scalars_and_gamma_when_trainable",
         edits=[Edit("ScalarMix.forward", "return self.gamma * sum(", "return sum(")],
     ),
     Mistake(
         "layer-0-left-out",
         "ScalarMix mixes layers 1 to L only, dropping the token layer",
-        concept="the mix runs over every layer j = 0 .. L, the token layer included",
         caught_by="test_every_layer_counts_in_the_mix",
         edits=[Edit("ScalarMix.forward", "zip(self.weights, layers, strict=True)",
                     "zip(self.weights[1:], layers[1:], strict=True)")],
@@ -80,7 +72,6 @@ MISTAKES = [
     Mistake(
         "frozen-gamma-trains",
         "ScalarMix(trainable=False) still lets gamma learn",
-        concept="trainable=False freezes the whole mix: the scalars and gamma together",
         caught_by="test_frozen_mix_learns_nothing",
         edits=[Edit("ScalarMix.__init__", "torch.tensor([1.0]), requires_grad=trainable)",
                     "torch.tensor([1.0]), requires_grad=True)")],
@@ -88,7 +79,6 @@ MISTAKES = [
     Mistake(
         "layer-norm-counts-padding",
         "the layer normalisation is computed without the mask, over padded positions too",
-        concept="padding is not data: it never enters a layer's mean and variance",
         caught_by="test_layer_norm_ignores_masked_positions",
         edits=[Edit("ScalarMix.forward", "self._layer_norm(layer, mask)",
                     "self._layer_norm(layer, None)")],
@@ -96,7 +86,6 @@ MISTAKES = [
     Mistake(
         "layer-norm-per-position",
         "each position is normalised over its D features, as nn.LayerNorm does",
-        concept="ELMo's layer norm takes one mean and one variance per layer, over the batch",
         caught_by="test_layer_norm_normalises_each_layer_on_its_own",
         edits=[Edit("ScalarMix._layer_norm", NORMALISED,
                     "return F.layer_norm(layer, layer.shape[-1:], eps=1e-12)")],
@@ -104,7 +93,6 @@ MISTAKES = [
     Mistake(
         "layer-norm-across-layers",
         "the layers are normalised together, with one mean and variance for the whole stack",
-        concept="each layer is normalised on its own",
         caught_by="test_layer_norm_normalises_each_layer_on_its_own",
         edits=[Edit("ScalarMix.forward", "[self._layer_norm(layer, mask) for layer in layers]",
                     "list(self._layer_norm(torch.stack(layers), None))")],
@@ -112,14 +100,12 @@ MISTAKES = [
     Mistake(
         "layer-norm-unbiased-variance",
         "the variance is divided by n - 1, as torch.var does by default",
-        concept="the layer norm's variance has divisor n (AllenNLP's formula)",
         caught_by="test_layer_norm_normalises_each_layer_on_its_own",
         edits=[Edit("ScalarMix._layer_norm", "** 2).sum() / count", "** 2).sum() / (count - 1)")],
     ),
     Mistake(
         "layer-norm-without-epsilon",
         "the layer norm divides by sqrt(variance), so a constant layer gives 0/0",
-        concept="an epsilon under the square root keeps a constant layer at 0, never nan",
         caught_by="test_a_constant_layer_normalises_to_zero_not_nan",
         edits=[Edit("ScalarMix._layer_norm", "torch.sqrt(variance + 1e-12)",
                     "torch.sqrt(variance)")],
@@ -127,7 +113,6 @@ MISTAKES = [
     Mistake(
         "probe-without-layer-norm",
         "ScalarMixProbe builds its mix without passing do_layer_norm on",
-        concept="the probe's mix normalises each layer unless told not to",
         caught_by="test_the_probe_normalises_its_layers_unless_told_not_to",
         edits=[Edit("ScalarMixProbe.__init__",
                     "ScalarMix(num_layers, do_layer_norm=do_layer_norm)", "ScalarMix(num_layers)")],
@@ -135,7 +120,6 @@ MISTAKES = [
     Mistake(
         "probe-classifies-each-layer",
         "ScalarMixProbe classifies every layer, then mixes the logits",
-        concept="ELMo mixes the layers into one representation, which the task then uses",
         caught_by="test_the_probe_classifies_the_mix_of_the_layers",
         edits=[Edit("ScalarMixProbe.forward", "self.classifier(self.mix(layers))",
                     "self.mix(self.classifier(layers))")],
@@ -143,7 +127,6 @@ MISTAKES = [
     Mistake(
         "fit-trains-only-the-classifier",
         "fit's optimizer holds the classifier's parameters only",
-        concept="the mix's scalars and gamma learn with the task; only the biLM stays frozen",
         caught_by="test_adams_first_step_moves_every_parameter_by_lr",
         edits=[Edit("ScalarMixProbe.fit", "[p for p in self.parameters() if p.requires_grad]",
                     "self.classifier.parameters()")],
@@ -151,21 +134,18 @@ MISTAKES = [
     Mistake(
         "fit-forgets-zero-grad",
         "fit never calls optimizer.zero_grad(), so the gradients add up over the epochs",
-        concept="each step follows the gradient of its own loss only",
         caught_by="test_gradients_from_before_fit_play_no_part",
         edits=[Edit("ScalarMixProbe.fit", "optimizer.zero_grad()\n", "")],
     ),
     Mistake(
         "fit-with-sgd",
         "fit trains with torch.optim.SGD at the same learning rate",
-        concept="the probe trains with Adam, as documented",
         caught_by="test_adams_first_step_moves_every_parameter_by_lr",
         edits=[Edit("ScalarMixProbe.fit", "torch.optim.Adam(", "torch.optim.SGD(")],
     ),
     Mistake(
         "fit-records-the-loss-after-the-step",
         "fit records the loss computed again after each step",
-        concept="fit returns the loss before each step, the first one at the starting weights",
         caught_by="test_fit_returns_the_mean_cross_entropy_before_each_step",
         edits=[Edit("ScalarMixProbe.fit", LOSS,
                     "losses.append(F.cross_entropy(self(layers), labels).item())")],
@@ -173,14 +153,12 @@ MISTAKES = [
     Mistake(
         "fit-records-tensors",
         "fit records each loss as a tensor",
-        concept="fit returns a list of python floats",
         caught_by="test_fit_returns_the_mean_cross_entropy_before_each_step",
         edits=[Edit("ScalarMixProbe.fit", LOSS, "losses.append(loss.detach())")],
     ),
     Mistake(
         "fit-ignores-its-learning-rate",
         "fit builds Adam with lr=0.05 whatever lr it is given",
-        concept="fit trains with the learning rate it is given",
         caught_by="test_fit_is_reproducible_and_lr_zero_changes_nothing",
         edits=[Edit("ScalarMixProbe.fit", "if p.requires_grad], lr=lr)",
                     "if p.requires_grad], lr=0.05)")],
@@ -188,7 +166,6 @@ MISTAKES = [
     Mistake(
         "fit-sums-the-loss",
         "fit trains on, and records, the cross-entropy summed over the batch, not its mean",
-        concept="fit's loss is the mean cross-entropy of the whole batch",
         caught_by="test_fit_returns_the_mean_cross_entropy_before_each_step",
         edits=[Edit("ScalarMixProbe.fit", "F.cross_entropy(self(layers), labels)",
                     'F.cross_entropy(self(layers), labels, reduction="sum")')],
@@ -196,7 +173,6 @@ MISTAKES = [
     Mistake(
         "fit-makes-an-optimizer-each-step",
         "fit builds a new Adam optimizer at every step",
-        concept="one optimizer serves the whole of fit: Adam's moment estimates carry over",
         caught_by="test_one_optimizer_serves_every_step_of_fit",
         edits=[Edit("ScalarMixProbe.fit", "optimizer.zero_grad()\n",
                     "optimizer = torch.optim.Adam(\n"

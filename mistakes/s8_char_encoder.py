@@ -35,23 +35,18 @@ MISTAKES = [
     Mistake(
         "no-bow-eow",
         "char_ids gives the word's bytes and padding, without BEGIN_OF_WORD and END_OF_WORD",
-        concept="BOW and EOW mark where a word starts and ends, so that the filters see prefixes "
-                "and suffixes",
         caught_by="test_a_word_is_bow_its_bytes_eow_then_padding",
         edits=[Edit("char_ids", "ids = [BEGIN_OF_WORD, *body, END_OF_WORD]", "ids = [*body]")],
     ),
     Mistake(
         "code-points-not-bytes",
         "char_ids numbers the word's characters by ord(), not its UTF-8 bytes",
-        concept="the character vocabulary is the 256 byte values: a non-ASCII letter is "
-                "several bytes",
         caught_by="test_a_word_is_bow_its_bytes_eow_then_padding",
         edits=[Edit("char_ids", 'for byte in word.encode("utf-8")', "for byte in map(ord, word)")],
     ),
     Mistake(
         "markers-without-bow-eow",
         "<s> and </s> are given as their marker alone, without BOW and EOW around it",
-        concept="the sentence boundaries are tokens like any other: BOW, one marker, EOW",
         caught_by="test_the_sentence_boundaries_are_one_marker_each",
         edits=[Edit("char_ids", BODY, """
 if word in _MARKERS:
@@ -62,14 +57,12 @@ body = [FIRST_BYTE + byte for byte in word.encode("utf-8")][: max_chars - 2]
     Mistake(
         "gate-bias-zero",
         "the highway's linear layers keep nn.Linear's bias initialisation",
-        concept="AllenNLP starts the gate's bias at 1: a new layer mostly carries its input",
         caught_by="test_the_gate_bias_starts_at_one",
         edits=[Edit("Highway.__init__", GATE_BIAS, "")],
     ),
     Mistake(
         "gate-the-wrong-way-round",
         "the highway computes t * relu(f) + (1 - t) * x",
-        concept="the gate t carries the input: y = t * x + (1 - t) * relu(f)",
         caught_by="test_a_gate_wide_open_carries_the_input",
         edits=[Edit("Highway.forward", "x = gate * x + (1 - gate) * F.relu(transformed)",
                     "x = gate * F.relu(transformed) + (1 - gate) * x")],
@@ -77,7 +70,6 @@ body = [FIRST_BYTE + byte for byte in word.encode("utf-8")][: max_chars - 2]
     Mistake(
         "no-relu-in-the-highway",
         "the highway's transform is f itself, without the ReLU",
-        concept="the transform of a highway layer is relu(f)",
         caught_by="test_a_gate_shut_transforms_through_a_relu",
         edits=[Edit("Highway.forward", "(1 - gate) * F.relu(transformed)",
                     "(1 - gate) * transformed")],
@@ -85,7 +77,6 @@ body = [FIRST_BYTE + byte for byte in word.encode("utf-8")][: max_chars - 2]
     Mistake(
         "highway-layers-read-the-input",
         "every highway layer reads the highway's input, and only the last one's output is kept",
-        concept="highway layers are applied one after another: each reads the one below",
         caught_by="test_a_gate_shut_transforms_through_a_relu",
         edits=[Edit("Highway.forward", HIGHWAY_LOOP, """
 y = x
@@ -99,8 +90,6 @@ return y
     Mistake(
         "no-char-padding-idx",
         "the character embedding is built without padding_idx",
-        concept="padding embeds to zero, so that a short token's one window reads only its "
-                "characters",
         caught_by="test_the_encoder_follows_its_arguments",
         edits=[Edit("CharEncoder.__init__",
                     "nn.Embedding(CHAR_VOCAB_SIZE, char_dim, padding_idx=CHAR_PAD)",
@@ -109,8 +98,6 @@ return y
     Mistake(
         "one-convolution-for-all-filters",
         "one convolution of width 3 holds all the filters, whatever their widths",
-        concept="each width of the paper's 1-7 is a convolution of its own: n-grams of every "
-                "length",
         caught_by="test_the_encoder_follows_its_arguments",
         edits=[Edit("CharEncoder.__init__", CONVOLUTIONS, """
 features = sum(count for _, count in filters)
@@ -120,7 +107,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "convolutions-in-a-plain-list",
         "the convolutions are kept in a plain python list",
-        concept="an nn.Module registers only submodules it can see: nn.ModuleList, not list",
         caught_by="test_train_bilm_trains_every_part_of_a_char_bilm",
         edits=[Edit("CharEncoder.__init__", "self.convolutions = nn.ModuleList(",
                     "self.convolutions = list(")],
@@ -128,8 +114,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "zero-initialised-characters",
         "the character embedding starts at zero, as the padding's does",
-        concept="every character starts with a vector of its own: at zero, every word would "
-                "start as one vector, an <unk> for all",
         caught_by="test_an_unseen_word_gets_a_layer_0_of_its_own",
         edits=[Edit("CharEncoder.__init__",
                     "self.char_embedding = nn.Embedding(CHAR_VOCAB_SIZE, char_dim, "
@@ -140,14 +124,12 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "max-pool-over-padding",
         "each filter's max is taken over every window, those that reach into the padding too",
-        concept="only the windows within the token count: padding must change nothing",
         caught_by="test_padding_after_a_word_changes_nothing",
         edits=[Edit("CharEncoder.forward", MASK + "\n", "")],
     ),
     Mistake(
         "mask-misses-the-last-window",
         "the mask keeps windows starting before length - width, not up to it",
-        concept="the last window within a token starts at length - width and ends at EOW",
         caught_by="test_each_filter_keeps_its_largest_window_within_the_token",
         edits=[Edit("CharEncoder.forward", "starts.unsqueeze(0) <= last_start.unsqueeze(1)",
                     "starts.unsqueeze(0) < last_start.unsqueeze(1)")],
@@ -155,8 +137,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "mean-pool",
         "each filter's responses are averaged over the token's windows, not maxed",
-        concept="the paper max-pools over the characters: a filter says whether its n-gram is "
-                "anywhere in the word",
         caught_by="test_each_filter_keeps_its_largest_window_within_the_token",
         edits=[Edit("CharEncoder.forward", MASK, "windows = windows * inside.unsqueeze(1)"),
                Edit("CharEncoder.forward", POOL,
@@ -165,8 +145,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "convolved-over-the-embedding",
         "the convolutions slide over the embedding's dimensions, the characters as channels",
-        concept="Conv1d reads (N, channels, positions): the characters are the positions, so "
-                "the embedding is transposed to (N, char_dim, C)",
         caught_by="test_each_filter_keeps_its_largest_window_within_the_token",
         edits=[Edit("CharEncoder.forward", "self.char_embedding(flat).transpose(1, 2)",
                     "self.char_embedding(flat)")],
@@ -174,7 +152,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "no-relu-before-the-highway",
         "the filters' maxima go into the highway without a ReLU",
-        concept="the paper's released model puts a ReLU after the max-pool",
         caught_by="test_the_maxima_go_through_a_relu_before_the_highway",
         edits=[Edit("CharEncoder.forward", "self.highway(F.relu(torch.cat(pooled, dim=-1)))",
                     "self.highway(torch.cat(pooled, dim=-1))")],
@@ -182,7 +159,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "highway-skipped",
         "the maxima are projected directly, without the highway layers",
-        concept="two highway layers come between the max-pool and the projection",
         caught_by="test_the_highway_output_is_projected",
         edits=[Edit("CharEncoder.forward", FEATURES,
                     "features = F.relu(torch.cat(pooled, dim=-1))")],
@@ -190,7 +166,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "projection-skipped",
         "the highway's output is the token representation, without the projection",
-        concept="the projection brings the filters' width to the LSTMs', output_dim",
         caught_by="test_the_output_has_the_projection_width_for_any_leading_shape",
         edits=[Edit("CharEncoder.forward", OUTPUT,
                     "return features.reshape(*chars.shape[:-1], -1)")],
@@ -198,7 +173,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "window-index-on-the-cpu",
         "the encoder makes its window indices on the CPU, whatever the characters' device",
-        concept="tensors made inside a function live on its input's device, or a GPU run fails",
         caught_by="test_the_encoder_works_on_the_device_of_its_input",
         edits=[Edit("CharEncoder.forward", "torch.arange(windows.shape[-1], device=chars.device)",
                     "torch.arange(windows.shape[-1])")],
@@ -206,7 +180,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "mask-by-the-longest-token",
         "every token's windows are masked by the length of the longest token of the batch",
-        concept="each token is encoded from its own characters alone, whatever its sentence",
         caught_by="test_a_words_layer_0_is_the_same_in_any_sentence",
         edits=[Edit("CharEncoder.forward", "(lengths - width).clamp(min=0)",
                     "(lengths.max() - width).clamp(min=0).expand_as(lengths)")],
@@ -214,7 +187,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "tokens-read-back-batch-major",
         "the flattened (T * B) tokens are read back as (B, T) and swapped into place",
-        concept="reshape keeps the order it flattened: time-major tokens come back time-major",
         caught_by="test_padded_batch_equals_one_sentence_at_a_time",
         edits=[Edit("CharEncoder.forward", OUTPUT,
                     "return self.projection(features).reshape(*chars.shape[:-1][::-1], "
@@ -223,8 +195,6 @@ self.convolutions = nn.ModuleList([nn.Conv1d(char_dim, features, 3)])
     Mistake(
         "features-centred-over-the-batch",
         "the pooled features are centred with their mean over the batch's tokens",
-        concept="a token's vector is its characters' alone; statistics over the tokens of a "
-                "batch let every position see every other",
         caught_by="test_no_direction_sees_the_token_it_predicts",
         edits=[Edit("CharEncoder.forward", FEATURES + "\n", """
 features = F.relu(torch.cat(pooled, dim=-1))
@@ -234,7 +204,6 @@ features = self.highway(features - features.mean(dim=0))
     Mistake(
         "dropout-always-on",
         "the encoder adds F.dropout(features, 0.1), which drops even in eval mode",
-        concept="the same input gives the same output: F.dropout needs training=self.training",
         caught_by="test_same_input_twice_gives_identical_output",
         edits=[Edit("CharEncoder.forward", FEATURES,
                     "features = F.dropout(self.highway(F.relu(torch.cat(pooled, dim=-1))), 0.1)")],
@@ -242,7 +211,6 @@ features = self.highway(features - features.mean(dim=0))
     Mistake(
         "encoder-sizes-not-passed",
         "the CharBiLM builds its CharEncoder with the default sizes, whatever it is given",
-        concept="char_dim, filters and highway_layers are the encoder's: pass them on",
         caught_by="test_the_char_bilm_spells_its_vocabulary_and_encodes_the_characters",
         edits=[Edit("CharBiLM.__init__",
                     "CharEncoder(hidden_dim, char_dim, filters, highway_layers)",
@@ -251,7 +219,6 @@ features = self.highway(features - features.mean(dim=0))
     Mistake(
         "one-highway-layer-repeated",
         "Highway repeats one layer: nn.ModuleList([nn.Linear(dim, 2 * dim)] * num_layers)",
-        concept="each highway layer has weights of its own",
         caught_by="test_each_highway_layer_has_weights_of_its_own",
         edits=[Edit("Highway.__init__",
                     "nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(num_layers))",

@@ -7,8 +7,9 @@
 
 `mistakes/<module>.py` holds the mistakes of one section as `MISTAKES`. A mistake is a small
 variant of the reference: one or more `Edit`s of the code a learner writes (a marked block
-of a function in `solutions/<module>.py`), the concept it violates, and the section test
-that must catch it. To show that it is caught, the runner
+of a function in `solutions/<module>.py`) and the section test that must catch it, by name;
+the concept it violates is that test's (`course/concepts.toml`), so that the idea's words
+live with the test, never here. To show that it is caught, the runner
 
 1. writes the section's reference module, with the edits applied, to a temporary folder;
 2. runs the named test with `--impl <that folder>` (stopping at its first failing example)
@@ -27,11 +28,12 @@ section tests once, two at a time by default. The exit status is 1 when any mist
 caught, any alternative fails a test, or an entry does not apply to the reference any more.
 
 What a run found is kept in `mistakes/record.json` (committed), each entry under a key: the
-digest of the entry itself, of the code of the reference modules its section's tests load
-(its own and the earlier sections', their docstrings aside), and of the tests (its section's
-file, the words of its messages and docstrings aside, the shared helpers of
-`tests/sections`, the comparisons of `course/diagnose.py`). A later run checks again only the
-entries whose key changed, or that did not pass; `--rerun` checks every one.
+digest of what decides its outcome (its edits and test, never its words), of the code of
+the reference modules its section's tests load (its own and the earlier sections', their
+docstrings aside), and of the tests (its section's file, the words of its messages and
+docstrings aside, the shared helpers of `tests/sections`, the comparisons of
+`course/diagnose.py`). A later run checks again only the entries whose key changed, or that
+did not pass; `--rerun` checks every one.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course import signatures
+from course.concepts import concept_of, title_of
 from course.harness import Harness
 from course.registry import REFERENCE_DIR, ROOT, SECTIONS, Section, find_section, shown
 from course.results import ERROR, FAILED
@@ -81,18 +84,23 @@ class Edit:
 
 @dataclass(frozen=True)
 class Mistake:
-    """One learner mistake: `id` (a slug), what the learner wrote, the concept it violates,
-    the test of its section that must fail, and the edits that make it."""
+    """One learner mistake: `id` (a slug), what the learner wrote, the test of its section
+    that must fail, and the edits that make it."""
 
     id: str
     mistake: str
-    concept: str
     caught_by: str
     edits: tuple[Edit, ...]
     section: Section | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "edits", tuple(self.edits))
+
+    @property
+    def concept(self) -> str:
+        """The id of the concept it violates: its test's (`course.concepts`), "" if none."""
+        found = concept_of(self.section.number, self.caught_by) if self.section else None
+        return found.id if found else ""
 
 
 @dataclass(frozen=True)
@@ -419,10 +427,15 @@ def check_all(mistakes: list[Entry], jobs: int, all_sections: bool = False,
 # --- the record: what was found, under the digests it depends on ----------------------------
 
 
+def behaviour(entry: Entry) -> str:
+    """What of `entry` decides its outcome: its kind, id, edits and test, never its words."""
+    return repr((type(entry).__name__, entry.id, getattr(entry, "caught_by", ""), entry.edits))
+
+
 def entry_key(entry: Entry) -> str:
-    """What `entry`'s outcome depends on: itself, the reference modules its section's tests
-    load, and those tests."""
-    digest = hashlib.sha256(repr(dataclasses.replace(entry, section=None)).encode())
+    """What `entry`'s outcome depends on: its `behaviour`, the reference modules its
+    section's tests load, and those tests."""
+    digest = hashlib.sha256(behaviour(entry).encode())
     section = entry.section
     for path in SHARED_TEST_FILES:
         digest.update(shown(path).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
@@ -454,11 +467,17 @@ def write_record(record: dict[str, dict], path: Path = RECORD_FILE) -> None:
 
 
 def _digests(catalogue_dir: Path = CATALOGUE_DIR) -> dict[str, str]:
+    """{file: digest} of what the signatures were measured on: the section tests' code, each
+    catalogue file's entries' `behaviour` (their words may change freely) and the
+    comparisons."""
     tests = [s.test_file for s in SECTIONS if s.test_file.exists()]
-    others = [catalogue_dir / s.file_name for s in SECTIONS
-              if (catalogue_dir / s.file_name).exists()] + [ROOT / "course" / "diagnose.py"]
-    return {**{shown(f): signatures.code_digest(f) for f in tests},
-            **{shown(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in others}}
+    entries = load_catalogue(catalogue_dir)
+    catalogue = {shown(catalogue_dir / s.file_name): hashlib.sha256("\n".join(
+        behaviour(e) for e in entries if e.section == s).encode()).hexdigest()
+        for s in SECTIONS if (catalogue_dir / s.file_name).exists()}
+    comparisons = ROOT / "course" / "diagnose.py"
+    return {**{shown(f): signatures.code_digest(f) for f in tests}, **catalogue,
+            shown(comparisons): hashlib.sha256(comparisons.read_bytes()).hexdigest()}
 
 
 def write_signatures(outcomes: list[Outcome], catalogue_dir: Path = CATALOGUE_DIR) -> None:
@@ -487,7 +506,28 @@ def stale_signatures(catalogue: list[Entry], catalogue_dir: Path = CATALOGUE_DIR
     for k in known:
         if k.id in mistakes and mistakes[k.id].caught_by not in k.tests:
             problems.append(f"{k.id}'s signature lacks its own test {mistakes[k.id].caught_by}")
-    return problems + (["run `make signatures` (about 4 minutes)"] if problems else [])
+    if problems:
+        return problems + ["run `make signatures` (about 4 minutes)"]
+    reworded = [k.id for k in known if _words(mistakes[k.id]) != (k.mistake, k.concept)]
+    if reworded:
+        return [f"the words of {', '.join(reworded)} changed; run `make signatures` (seconds: "
+                "it rewrites the words and runs nothing)"]
+    return []
+
+
+def _words(mistake: Mistake) -> tuple[str, str]:
+    """What a learner reads of `mistake`: its words and its concept's id."""
+    return mistake.mistake, mistake.concept
+
+
+def reword_signatures(catalogue: list[Entry]) -> None:
+    """Rewrite the recorded signatures' words from the catalogue, keeping what each fails:
+    for a catalogue whose entries changed only in their words."""
+    known, measured_on = signatures.load()
+    mistakes = {m.id: m for m in catalogue if isinstance(m, Mistake)}
+    signatures.dump([dataclasses.replace(k, mistake=mistakes[k.id].mistake,
+                                         concept=mistakes[k.id].concept) for k in known],
+                    measured_on)
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -500,7 +540,7 @@ def describe(mistake: Entry) -> str:
         return (f"section {section.number} ({section.name}) {mistake.id}, a correct "
                 f"alternative: {mistake.variant} [{functions}]")
     return (f"section {section.number} ({section.name}) {mistake.id}: {mistake.mistake} "
-            f"[{functions}]\n    concept:   {mistake.concept}")
+            f"[{functions}]\n    concept:   {mistake.concept}: {title_of(mistake.concept)}")
 
 
 def report(outcome: Outcome, seconds: float) -> str:
@@ -549,6 +589,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if stale else 0
     if args.signatures and (args.section or args.only):
         parser.error("--signatures records the whole catalogue: no --section or --only")
+    if args.signatures and not args.rerun and all(
+            "the words of" in problem
+            for problem in stale_signatures(mistakes, args.catalogue) or ["the words of"]):
+        reword_signatures(mistakes)
+        print(f"{shown(SIGNATURES_FILE)}: what each mistake fails is current; its words are "
+              "rewritten from the catalogue (--rerun measures every one again)")
+        return 0
     if args.list:
         print("\n".join(describe(m) + (f"\n    caught by: {m.caught_by}"
                                        if isinstance(m, Mistake) else "") for m in mistakes))

@@ -42,7 +42,7 @@ def given(a):
 
 
 def mistake(*edits: Edit) -> Mistake:
-    return Mistake("m", "a mistake", "a concept", "test_x", edits, find_section(1))
+    return Mistake("m", "a mistake", "test_x", edits, find_section(1))
 
 
 def test_the_catalogue_has_mistakes_and_alternatives_in_every_section():
@@ -69,7 +69,7 @@ def test_every_mistake_names_a_test_of_its_own_section():
 
 def test_every_description_is_one_line():
     for m in MISTAKES:
-        assert "\n" not in m.mistake + m.concept and m.concept, m.id
+        assert "\n" not in m.mistake and m.mistake and m.concept, m.id
     for m in ALTERNATIVES:
         assert "\n" not in m.variant and m.variant, m.id
 
@@ -121,9 +121,9 @@ def test_the_runner_reports_a_mistake_that_no_test_catches(tmp_path):
         TEST = "test_special_tokens_have_fixed_indices"
         NUMBERING = "[*SPECIAL_TOKENS, *words]"
         MISTAKES = [
-            Mistake("specials-last", "specials last", "fixed indices", TEST,
+            Mistake("specials-last", "specials last", TEST,
                     [Edit("build_vocab", NUMBERING, "[*words, *SPECIAL_TOKENS]")]),
-            Mistake("same-thing", "an equivalent rewrite", "nothing", TEST,
+            Mistake("same-thing", "an equivalent rewrite", TEST,
                     [Edit("build_vocab", NUMBERING, "[*SPECIAL_TOKENS] + words")]),
         ]
         ALTERNATIVES = [
@@ -146,12 +146,18 @@ def test_the_runner_reports_a_mistake_that_no_test_catches(tmp_path):
                            cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert "2 checked now, 2 as " in again.stdout, again.stdout  # what passed is recorded
     assert again.stdout.strip().splitlines()[-1] == lines[-1]
-    (tmp_path / "s2_corpus.py").write_text((tmp_path / "s2_corpus.py").read_text().replace(
-        '"specials last"', '"the specials last"', 1))
-    edited = subprocess.run([sys.executable, "-m", "tools.mistakes", "--catalogue",
-                             str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                            timeout=300)
-    assert "3 checked now, 1 as " in edited.stdout, edited.stdout  # an edited entry runs again
+    catalogue = tmp_path / "s2_corpus.py"
+
+    def edited(old: str, new: str) -> str:
+        catalogue.write_text(catalogue.read_text().replace(old, new, 1))
+        return subprocess.run([sys.executable, "-m", "tools.mistakes", "--catalogue",
+                               str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                              timeout=300).stdout
+
+    reworded = edited('"specials last"', '"the specials last"')
+    assert "2 checked now, 2 as " in reworded, reworded  # its words decide nothing
+    changed = edited('"[*words, *SPECIAL_TOKENS]"', '"[*words[::-1], *SPECIAL_TOKENS]"')
+    assert "3 checked now, 1 as " in changed, changed  # an edited entry runs again
 
 
 def test_a_catalogue_file_named_after_no_section_is_an_error(tmp_path):

@@ -2,6 +2,7 @@
 by its own signature, the reference by none, and a run of a section's tests names the
 mistake that its failures match."""
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import pytest
 
 from course import signatures
+from course.concepts import title_of
 from course.registry import ROOT
 from tools import mistakes
 
@@ -114,7 +116,7 @@ def test_a_failing_run_names_the_mistake_it_matches(tmp_path, mistake, twin):
                                        mistakes.make_copy(entry, tmp_path / "impl"))
     assert "your failing tests are exactly the tests that a known mistake fails, with the " \
         "same messages; check whether it is yours" in summary
-    assert entry.mistake in summary and entry.concept in summary
+    assert entry.mistake in summary and " ".join(title_of(entry.concept).split()) in summary
     assert CATALOGUE[twin].mistake not in summary
 
 
@@ -171,3 +173,16 @@ def test_rewording_a_message_changes_no_fingerprint_and_no_digest(tmp_path):
     assert old == new != other
     assert signatures.code_digest(before) == signatures.code_digest(after)
     assert signatures.code_digest(before) != signatures.code_digest(data)
+
+
+def test_rewording_a_mistake_asks_for_no_new_measurement():
+    """A mistake's words are what a learner reads, not what it fails: reworded, the
+    signatures are stale only in their words, which `make signatures` rewrites without
+    running a test."""
+    catalogue = mistakes.load_catalogue()
+    first = next(m for m in catalogue if isinstance(m, mistakes.Mistake))
+    reworded = [dataclasses.replace(m, mistake=f"{m.mistake}, reworded") if m is first else m
+                for m in catalogue]
+    assert mistakes.stale_signatures(catalogue) == []
+    [problem] = mistakes.stale_signatures(reworded)
+    assert problem.startswith(f"the words of {first.id} changed") and "runs nothing" in problem
