@@ -2,6 +2,25 @@
 
 from tools.mistakes import Alternative, Edit, Mistake
 
+# The code a learner writes in each function the mistakes below edit: the reference's, as
+# it was when they were written. A mistake edits this copy, and the edited code replaces
+# the function's whole marked block, so that a refactor of solutions/ leaves it as it is.
+LEARNER_CODE = {
+    "set_seed": """
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    """,
+    "get_device": """
+    choice = preferred if preferred is not None else os.environ.get(DEVICE_ENV_VAR) or None
+    if choice is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(choice)
+    """,
+}
+
 MISTAKES = [
     Mistake(
         "numpy-not-seeded",

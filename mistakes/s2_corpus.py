@@ -2,6 +2,36 @@
 
 from tools.mistakes import Alternative, Edit, Mistake
 
+# The code a learner writes in each function the mistakes below edit: the reference's, as
+# it was when they were written. A mistake edits this copy, and the edited code replaces
+# the function's whole marked block, so that a refactor of solutions/ leaves it as it is.
+LEARNER_CODE = {
+    "tokenize": """
+    return _WORD.findall(text.lower())
+    """,
+    "build_vocab": """
+    words = sorted({word for sentence in sentences for word in tokenize(sentence)})
+    idx2word = dict(enumerate([*SPECIAL_TOKENS, *words]))
+    word2idx = {word: idx for idx, word in idx2word.items()}
+    return word2idx, idx2word
+    """,
+    "encode": """
+    words = tokenize(sentence) if isinstance(sentence, str) else list(sentence)
+    ids = [word2idx.get(word, UNK) for word in words]
+    return [BOS, *ids, EOS] if add_boundaries else ids
+    """,
+    "decode": """
+    return [idx2word[i] for i in ids]
+    """,
+    "pad_batch": """
+    lengths = torch.tensor([len(seq) for seq in sequences], dtype=torch.long)
+    ids = torch.full((int(lengths.max()), len(sequences)), PAD, dtype=torch.long)
+    for column, seq in enumerate(sequences):
+        ids[: len(seq), column] = torch.as_tensor(list(seq), dtype=torch.long)
+    return ids, lengths
+    """,
+}
+
 MISTAKES = [
     Mistake(
         "case-kept",

@@ -2,6 +2,64 @@
 
 from tools.mistakes import Alternative, Edit, Mistake
 
+# The code a learner writes in each function the mistakes below edit: the reference's, as
+# it was when they were written. A mistake edits this copy, and the edited code replaces
+# the function's whole marked block, so that a refactor of solutions/ leaves it as it is.
+LEARNER_CODE = {
+    "reverse_within_lengths": """
+    steps = torch.arange(x.shape[0], device=x.device).unsqueeze(1)  # (T, 1)
+    lengths = lengths.to(x.device).unsqueeze(0)  # (1, B)
+    source = torch.where(steps < lengths, lengths - 1 - steps, steps)  # (T, B)
+    source = source.view(*source.shape, *([1] * (x.dim() - 2))).expand_as(x)
+    return x.gather(0, source)
+    """,
+    "BiLM.__init__": """
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)
+        self.token_projection = nn.Linear(embedding_dim, hidden_dim)
+        self.forward_lstms = nn.ModuleList(
+            nn.LSTM(hidden_dim, hidden_dim) for _ in range(num_layers)
+        )
+        self.backward_lstms = nn.ModuleList(
+            nn.LSTM(hidden_dim, hidden_dim) for _ in range(num_layers)
+        )
+        self.forward_head = nn.Linear(hidden_dim, vocab_size)
+        self.backward_head = nn.Linear(hidden_dim, vocab_size)
+        """,
+    "BiLM.forward": """
+        mask = (torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
+                < lengths.to(ids.device).unsqueeze(0)).unsqueeze(-1)  # (T, B, 1)
+        tokens = self.token_projection(self.embedding(ids))  # (T, B, H)
+
+        forward_states = self._run_stack(self.forward_lstms, tokens)
+        reversed_states = self._run_stack(
+            self.backward_lstms, reverse_within_lengths(tokens, lengths)
+        )
+        backward_states = [reverse_within_lengths(h, lengths) for h in reversed_states]
+
+        layers = [torch.cat([tokens, tokens], dim=-1)]
+        layers += [
+            torch.cat([f, b], dim=-1)
+            for f, b in zip(forward_states, backward_states, strict=True)
+        ]
+        return BiLMOutput(
+            layers=torch.stack(layers) * mask,
+            forward_logits=self.forward_head(forward_states[-1]),
+            backward_logits=self.backward_head(backward_states[-1]),
+        )
+        """,
+    "BiLM._run_stack": """
+        outputs, layer_input = [], inputs
+        for depth, lstm in enumerate(lstms):
+            layer_output, _ = lstm(layer_input)  # zero initial state: no memory across calls
+            if depth > 0:
+                layer_output = layer_output + layer_input  # residual, as in the paper
+            outputs.append(layer_output)
+            layer_input = layer_output
+        return outputs
+        """,
+}
+
 FORWARD_STACK = """
 self.forward_lstms = nn.ModuleList(
     nn.LSTM(hidden_dim, hidden_dim) for _ in range(num_layers)

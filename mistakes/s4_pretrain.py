@@ -2,6 +2,51 @@
 
 from tools.mistakes import Alternative, Edit, Mistake
 
+# The code a learner writes in each function the mistakes below edit: the reference's, as
+# it was when they were written. A mistake edits this copy, and the edited code replaces
+# the function's whole marked block, so that a refactor of solutions/ leaves it as it is.
+LEARNER_CODE = {
+    "bilm_loss": """
+    steps = torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
+    valid = steps < lengths.to(ids.device).unsqueeze(0)  # (T, B)
+    # Position t predicts t+1 (forward) and t-1 (backward); both ends must be real tokens.
+    forward_targets = ids[1:].masked_fill(~valid[1:], PAD)
+    backward_targets = ids[:-1].masked_fill(~valid[1:], PAD)
+    vocab = output.forward_logits.shape[-1]
+    forward = F.cross_entropy(
+        output.forward_logits[:-1].reshape(-1, vocab), forward_targets.reshape(-1),
+        ignore_index=PAD,
+    )
+    backward = F.cross_entropy(
+        output.backward_logits[1:].reshape(-1, vocab), backward_targets.reshape(-1),
+        ignore_index=PAD,
+    )
+    return forward + backward
+    """,
+    "train_bilm": """
+    device = get_device(device)
+    model.to(device).train()
+    set_seed(seed)
+    shuffler = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr)
+    history: list[float] = []
+    bar = progress_bar(recipe.epochs, progress)
+    for epoch in bar:
+        order = torch.randperm(len(sentences), generator=shuffler).tolist()
+        for start in range(0, len(order), recipe.batch_size):
+            batch = [sentences[i] for i in order[start : start + recipe.batch_size]]
+            ids, lengths = pad_batch(batch)
+            ids = ids.to(device)
+            optimizer.zero_grad()
+            loss = bilm_loss(model(ids, lengths), ids, lengths)
+            loss.backward()
+            optimizer.step()
+        history.append(corpus_loss(model, corpus, word2idx))
+        show_loss(bar, epoch, history[-1], log_every)
+    return history
+    """,
+}
+
 SHUFFLE = "torch.randperm(len(sentences), generator=shuffler).tolist()"
 ADAM = "torch.optim.Adam(model.parameters(), lr=recipe.lr)"
 EPOCH_START = f"""

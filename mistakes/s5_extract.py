@@ -4,6 +4,25 @@ import textwrap
 
 from tools.mistakes import Alternative, Edit, Mistake
 
+# The code a learner writes in each function the mistakes below edit: the reference's, as
+# it was when they were written. A mistake edits this copy, and the edited code replaces
+# the function's whole marked block, so that a refactor of solutions/ leaves it as it is.
+LEARNER_CODE = {
+    "get_elmo_embeddings": """
+    ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            layers = model(ids.to(device), lengths).layers  # (L + 1, T, B, D)
+    finally:
+        model.train(was_training)
+    embeddings = [layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]
+    return embeddings[0] if single else embeddings
+    """,
+}
+
 ROWS = "layers[:, 1 : 1 + len(w), b]"
 # The biLM run in eval mode, without gradients, and the mode put back.
 RUN = """

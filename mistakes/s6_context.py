@@ -2,6 +2,34 @@
 
 from tools.mistakes import Alternative, Edit, Mistake
 
+# The code a learner writes in each function the mistakes below edit: the reference's, as
+# it was when they were written. A mistake edits this copy, and the edited code replaces
+# the function's whole marked block, so that a refactor of solutions/ leaves it as it is.
+LEARNER_CODE = {
+    "cosine_sim": """
+    a, b = a.double(), b.double()  # float32 squares of large components overflow
+    a_norm = torch.linalg.vector_norm(a, dim=-1, keepdim=True)
+    b_norm = torch.linalg.vector_norm(b, dim=-1, keepdim=True)
+    # Normalise first, then take the dot product: a zero vector stays zero instead of 0/0.
+    a_unit = torch.where(a_norm > 0, a / a_norm.clamp_min(1e-300), 0.0)
+    b_unit = torch.where(b_norm > 0, b / b_norm.clamp_min(1e-300), 0.0)
+    return (a_unit * b_unit).sum(dim=-1).clamp(-1.0, 1.0).float()
+    """,
+    "compare_contexts": """
+    sentences = [sentence for sentence, _, _ in labels]
+    positions = [tokenize(sentence).index(word) for sentence, word, _ in labels]
+    embeddings = get_elmo_embeddings(model, sentences, word2idx)
+    targets = [emb[:, pos].cpu() for emb, pos in zip(embeddings, positions, strict=True)]
+    pairs, rows = [], []
+    for word in dict.fromkeys(word for _, word, _ in labels):
+        having = [i for i, (_, w, _) in enumerate(labels) if w == word]
+        for i, j in itertools.combinations(having, 2):
+            pairs.append(SentencePair(word, i, j, labels[i][2] == labels[j][2]))
+            rows.append(cosine_sim(targets[i], targets[j]))  # (num_layers,)
+    return ContextComparison(tuple(sentences), tuple(pairs), torch.stack(rows))
+    """,
+}
+
 COSINE = "return (a_unit * b_unit).sum(dim=-1).clamp(-1.0, 1.0).float()"
 
 MISTAKES = [

@@ -3,6 +3,59 @@ probe that learns it."""
 
 from tools.mistakes import Alternative, Edit, Mistake
 
+# The code a learner writes in each function the mistakes below edit: the reference's, as
+# it was when they were written. A mistake edits this copy, and the edited code replaces
+# the function's whole marked block, so that a refactor of solutions/ leaves it as it is.
+LEARNER_CODE = {
+    "ScalarMix.__init__": """
+        super().__init__()
+        if initial_scalar_parameters is None:
+            initial_scalar_parameters = [0.0] * mixture_size
+        self.do_layer_norm = do_layer_norm
+        self.scalar_parameters = nn.Parameter(
+            torch.tensor([float(w) for w in initial_scalar_parameters]), requires_grad=trainable)
+        self.gamma = nn.Parameter(torch.tensor([1.0]), requires_grad=trainable)
+        """,
+    "ScalarMix.weights": """
+        return torch.softmax(self.scalar_parameters, dim=0)
+        """,
+    "ScalarMix.forward": """
+        layers = list(tensors)
+        if self.do_layer_norm:
+            layers = [self._layer_norm(layer, mask) for layer in layers]
+        return self.gamma * sum(w * layer for w, layer in zip(self.weights, layers, strict=True))
+        """,
+    "ScalarMix._layer_norm": """
+        if mask is None:
+            mask = torch.ones(layer.shape[:-1], dtype=torch.bool, device=layer.device)
+        keep = mask.to(layer.dtype).unsqueeze(-1)  # (..., 1)
+        count = keep.sum() * layer.shape[-1]
+        mean = (layer * keep).sum() / count
+        variance = (((layer - mean) * keep) ** 2).sum() / count
+        return (layer - mean) / torch.sqrt(variance + 1e-12)
+        """,
+    "ScalarMixProbe.__init__": """
+        super().__init__()
+        self.mix = ScalarMix(num_layers, do_layer_norm=do_layer_norm)
+        self.classifier = nn.Linear(input_dim, num_classes)
+        """,
+    "ScalarMixProbe.forward": """
+        return self.classifier(self.mix(layers))
+        """,
+    "ScalarMixProbe.fit": """
+        optimizer = torch.optim.Adam([p for p in self.parameters() if p.requires_grad], lr=lr)
+        self.train()
+        losses = []
+        for _ in range(epochs):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(self(layers), labels)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses
+        """,
+}
+
 SCALARS = """
 self.scalar_parameters = nn.Parameter(
     torch.tensor([float(w) for w in initial_scalar_parameters]), requires_grad=trainable)

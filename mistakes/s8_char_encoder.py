@@ -3,6 +3,65 @@ character CNN's pooling and the character biLM."""
 
 from tools.mistakes import Alternative, Edit, Mistake
 
+# The code a learner writes in each function the mistakes below edit: the reference's, as
+# it was when they were written. A mistake edits this copy, and the edited code replaces
+# the function's whole marked block, so that a refactor of solutions/ leaves it as it is.
+LEARNER_CODE = {
+    "char_ids": """
+    if word in _MARKERS:
+        body = [_MARKERS[word]]
+    else:
+        body = [FIRST_BYTE + byte for byte in word.encode("utf-8")][: max_chars - 2]
+    ids = [BEGIN_OF_WORD, *body, END_OF_WORD]
+    return ids + [CHAR_PAD] * (max_chars - len(ids))
+    """,
+    "Highway.__init__": """
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(num_layers))
+        with torch.no_grad():
+            for layer in self.layers:
+                layer.bias[dim:].fill_(1.0)  # the gate's bias: carry the input at first
+        """,
+    "Highway.forward": """
+        for layer in self.layers:
+            transformed, gate = layer(x).chunk(2, dim=-1)
+            gate = torch.sigmoid(gate)
+            x = gate * x + (1 - gate) * F.relu(transformed)
+        return x
+        """,
+    "CharEncoder.__init__": """
+        super().__init__()
+        self.char_embedding = nn.Embedding(CHAR_VOCAB_SIZE, char_dim, padding_idx=CHAR_PAD)
+        self.convolutions = nn.ModuleList(
+            nn.Conv1d(char_dim, count, width) for width, count in filters)
+        features = sum(count for _, count in filters)
+        self.highway = Highway(features, highway_layers)
+        self.projection = nn.Linear(features, output_dim)
+        """,
+    "CharEncoder.forward": """
+        flat = chars.reshape(-1, chars.shape[-1])  # (N, C)
+        lengths = (flat != CHAR_PAD).sum(dim=-1)  # (N,) characters of each token, BOW/EOW too
+        x = self.char_embedding(flat).transpose(1, 2)  # (N, char_dim, C)
+        pooled = []
+        for conv in self.convolutions:
+            width = conv.kernel_size[0]
+            windows = conv(x)  # (N, count, C - width + 1): window s covers s .. s + width - 1
+            starts = torch.arange(windows.shape[-1], device=chars.device)
+            last_start = (lengths - width).clamp(min=0)  # a short token: its first window
+            inside = starts.unsqueeze(0) <= last_start.unsqueeze(1)  # (N, C - width + 1)
+            windows = windows.masked_fill(~inside.unsqueeze(1), float("-inf"))
+            pooled.append(windows.max(dim=-1).values)  # (N, count)
+        features = self.highway(F.relu(torch.cat(pooled, dim=-1)))  # (N, sum of counts)
+        return self.projection(features).reshape(*chars.shape[:-1], -1)
+        """,
+    "CharBiLM.__init__": """
+        super().__init__(len(words), embedding_dim=1, hidden_dim=hidden_dim,
+                         num_layers=num_layers)
+        self.embedding = Spelling(words)
+        self.token_projection = CharEncoder(hidden_dim, char_dim, filters, highway_layers)
+        """,
+}
+
 BODY = """
 if word in _MARKERS:
     body = [_MARKERS[word]]

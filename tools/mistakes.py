@@ -3,15 +3,20 @@
     python -m tools.mistakes               # every mistake; last line "<caught> of <total> ..."
     python -m tools.mistakes --section 4   # one section's mistakes
     python -m tools.mistakes --only forgot-zero-grad
-    python -m tools.mistakes --list        # the catalogue, without running anything
+    python -m tools.mistakes --list        # the catalogue, each entry a diff, running nothing
 
-`mistakes/<module>.py` holds the mistakes of one section as `MISTAKES`. A mistake is a small
-variant of the reference: one or more `Edit`s of the code a learner writes (a marked block
-of a function in `solutions/<module>.py`) and the section test that must catch it, by name;
-the concept it violates is that test's (`course/concepts.toml`), so that the idea's words
-live with the test, never here. To show that it is caught, the runner
+`mistakes/<module>.py` holds the mistakes of one section as `MISTAKES`, and `LEARNER_CODE`:
+{function: the code a learner writes in it}, a copy of the reference's marked blocks as they
+were when the mistakes were written. A mistake is one or more `Edit`s of that copy and the
+section test that must catch it, by name; the concept it violates is that test's
+(`course/concepts.toml`), so that the idea's words live with the test, never here. Because a
+mistake edits the catalogue's own copy and the edited code then replaces the function's
+whole block, a refactor of `solutions/` never breaks it; where the copy differs from the
+reference, it runs as a correct alternative of its own (it must pass every test). To show
+that a mistake is caught, the runner
 
-1. writes the section's reference module, with the edits applied, to a temporary folder;
+1. writes the section's reference module, with the mistake's code in place of the blocks
+   it edits, to a temporary folder;
 2. runs the named test with `--impl <that folder>` (stopping at its first failing example)
    and reads its outcome from `course.results`: caught means the test failed or errored;
 3. checks that no other section's tests can see the mistake: with the isolation harness
@@ -28,18 +33,19 @@ section tests once, two at a time by default. The exit status is 1 when any mist
 caught, any alternative fails a test, or an entry does not apply to the reference any more.
 
 What a run found is kept in `mistakes/record.json` (committed), each entry under a key: the
-digest of what decides its outcome (its edits and test, never its words), of the code of
-the reference modules its section's tests load (its own and the earlier sections', their
-docstrings aside), and of the tests (its section's file, the words of its messages and
-docstrings aside, the shared helpers of `tests/sections`, the comparisons of
-`course/diagnose.py`). A later run checks again only the entries whose key changed, or that
-did not pass; `--rerun` checks every one.
+digest of what decides its outcome (its edits, the code they edit and its test, never its
+words), of the code of the reference modules its section's tests load (its own and the
+earlier sections', their docstrings aside), and of the tests (its section's file, the words
+of its messages and docstrings aside, the shared helpers of `tests/sections`, the
+comparisons of `course/diagnose.py`). A later run checks again only the entries whose key
+changed, or that did not pass; `--rerun` checks every one.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -85,13 +91,15 @@ class Edit:
 @dataclass(frozen=True)
 class Mistake:
     """One learner mistake: `id` (a slug), what the learner wrote, the test of its section
-    that must fail, and the edits that make it."""
+    that must fail, and the edits of the catalogue's `learner_code` that make it (the
+    loader sets `section` and `learner_code`, the file's `LEARNER_CODE` as pairs)."""
 
     id: str
     mistake: str
     caught_by: str
     edits: tuple[Edit, ...]
     section: Section | None = field(default=None, compare=False)
+    learner_code: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "edits", tuple(self.edits))
@@ -112,6 +120,7 @@ class Alternative:
     variant: str
     edits: tuple[Edit, ...]
     section: Section | None = field(default=None, compare=False)
+    learner_code: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "edits", tuple(self.edits))
@@ -149,8 +158,15 @@ def load_catalogue(directory: Path = CATALOGUE_DIR) -> list[Entry]:
         spec = importlib.util.spec_from_file_location(f"mistakes_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        learner_code = tuple((function, textwrap.dedent(code).strip("\n") + "\n")
+                             for function, code in getattr(module, "LEARNER_CODE", {}).items())
         entries = [*module.MISTAKES, *getattr(module, "ALTERNATIVES", [])]
-        mistakes += [dataclasses.replace(m, section=section) for m in entries]
+        if learner_code != reference_code(section, [f for f, _ in learner_code]):
+            entries.append(Alternative(f"{section.module}-learner-code", "the catalogue's copy "
+                                       "of the learner's code, which differs from the "
+                                       "reference's", ()))
+        mistakes += [dataclasses.replace(m, section=section, learner_code=learner_code)
+                     for m in entries]
     ids = [m.id for m in mistakes]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:
@@ -158,31 +174,69 @@ def load_catalogue(directory: Path = CATALOGUE_DIR) -> list[Entry]:
     return sorted(mistakes, key=lambda m: m.section.number)
 
 
-def apply_edits(source: str, mistake: Entry, filename: str) -> str:
-    """`source` (a reference module) with the mistake's edits made in its marked blocks.
+def reference_code(section: Section, functions: list[str]) -> tuple[tuple[str, str], ...]:
+    """(function, its marked block's code, dedented) of the reference's `functions`."""
+    source = (REFERENCE_DIR / section.file_name).read_text()
+    blocks = {b.function: b for b in find_blocks(source, section.file_name)}
+    lines = source.splitlines(keepends=True)
+    return tuple((f, textwrap.dedent("".join(lines[blocks[f].begin : blocks[f].end - 1])))
+                 for f in functions if f in blocks)
+
+
+def edited_code(mistake: Entry) -> dict[str, str]:
+    """{function: the learner code the mistake puts in it}: the catalogue's `learner_code`
+    of each function it edits, edited (all of it, for an entry without edits).
 
     Raises:
-        CatalogueError: an edit's function has no marked block, its `old` text is not found
-            exactly once in them, or the result does not parse.
+        CatalogueError: see `apply_edits`.
     """
+    learner_code = dict(mistake.learner_code)
+    code = {} if mistake.edits else dict(learner_code)
     for edit in mistake.edits:
         if edit.new == edit.old:
             raise CatalogueError(f"{mistake.id}: an edit of {edit.function} changes nothing")
-        try:
-            blocks = [b for b in find_blocks(source, filename) if b.function == edit.function]
-        except SyntaxError as err:  # an earlier edit broke the module
-            raise CatalogueError(f"{mistake.id}: the edited {filename} does not parse: "
-                                 f"{err}") from None
-        if not blocks:
-            raise CatalogueError(f"{mistake.id}: {filename} has no marked code in {edit.function}")
-        lines = source.splitlines(keepends=True)
-        matches = [(b, m) for b in blocks for m in _matches(lines, b.begin, b.end - 1, edit)]
+        if edit.function not in learner_code:
+            raise CatalogueError(f"{mistake.id}: the catalogue's LEARNER_CODE has no "
+                                 f"{edit.function}")
+        lines = code.get(edit.function, learner_code[edit.function]).splitlines(keepends=True)
+        matches = _matches(lines, 0, len(lines), edit)
         if len(matches) != 1:
             raise CatalogueError(
-                f"{mistake.id}: expected the text to change once in {edit.function}'s code of "
-                f"{filename}, found it {len(matches)} times:\n{textwrap.indent(edit.old, '    ')}"
-            )
-        source = _replace(lines, *matches[0][1], edit)
+                f"{mistake.id}: expected the text to change once in {edit.function}'s code, "
+                f"found it {len(matches)} times:\n{textwrap.indent(edit.old, '    ')}")
+        code[edit.function] = _replace(lines, *matches[0], edit)
+    return code
+
+
+def difference(mistake: Entry) -> str:
+    """The mistake's code against the catalogue's learner code, a unified diff a function."""
+    learner_code = dict(mistake.learner_code)
+    return "".join(line for function, code in edited_code(mistake).items()
+                   for line in difflib.unified_diff(
+                       learner_code[function].splitlines(keepends=True),
+                       code.splitlines(keepends=True), function, mistake.id, n=1))
+
+
+def apply_edits(source: str, mistake: Entry, filename: str) -> str:
+    """`source` (a reference module) with the marked block of each function that the
+    mistake edits replaced by the catalogue's learner code of it, edited; an entry without
+    edits puts in all of its learner code.
+
+    Raises:
+        CatalogueError: the catalogue has no learner code of an edited function, `source` no
+            marked block of it, an edit's `old` text is not found exactly once in the code
+            or changes nothing, or the result does not parse.
+    """
+    code = edited_code(mistake)
+    blocks = {b.function: b for b in find_blocks(source, filename)}
+    missing = sorted(set(code) - set(blocks))
+    if missing:
+        raise CatalogueError(f"{mistake.id}: {filename} has no marked code in {missing[0]}")
+    lines = source.splitlines(keepends=True)
+    for function in sorted(code, key=lambda f: -blocks[f].begin):  # from the bottom up
+        block = blocks[function]
+        lines[block.begin : block.end - 1] = [textwrap.indent(code[function], block.indent)]
+    source = "".join(lines)
     try:
         compile(source, filename, "exec")
     except SyntaxError as err:
@@ -192,8 +246,7 @@ def apply_edits(source: str, mistake: Entry, filename: str) -> str:
 
 def _matches(lines: list[str], first: int, last: int, edit: Edit) -> list[tuple]:
     """(line index, then the column or the indentation) of each place where `edit.old`
-    occurs in `lines[first:last]`: with a block's line numbers, the lines between its two
-    markers."""
+    occurs in `lines[first:last]`."""
     found = []
     if "\n" not in edit.old:
         for i in range(first, last):
@@ -428,8 +481,12 @@ def check_all(mistakes: list[Entry], jobs: int, all_sections: bool = False,
 
 
 def behaviour(entry: Entry) -> str:
-    """What of `entry` decides its outcome: its kind, id, edits and test, never its words."""
-    return repr((type(entry).__name__, entry.id, getattr(entry, "caught_by", ""), entry.edits))
+    """What of `entry` decides its outcome: its kind, id, edits, the learner code they edit
+    and its test, never its words."""
+    edited = {e.function for e in entry.edits}
+    code = [(f, c) for f, c in entry.learner_code if f in edited or not entry.edits]
+    return repr((type(entry).__name__, entry.id, getattr(entry, "caught_by", ""),
+                 entry.edits, code))
 
 
 def entry_key(entry: Entry) -> str:
@@ -534,7 +591,8 @@ def reword_signatures(catalogue: list[Entry]) -> None:
 
 
 def describe(mistake: Entry) -> str:
-    functions = ", ".join(dict.fromkeys(e.function for e in mistake.edits))
+    functions = ", ".join(dict.fromkeys(e.function for e in mistake.edits)) or ", ".join(
+        function for function, _ in mistake.learner_code)
     section = mistake.section
     if isinstance(mistake, Alternative):
         return (f"section {section.number} ({section.name}) {mistake.id}, a correct "
@@ -597,8 +655,9 @@ def main(argv: list[str] | None = None) -> int:
               "rewritten from the catalogue (--rerun measures every one again)")
         return 0
     if args.list:
-        print("\n".join(describe(m) + (f"\n    caught by: {m.caught_by}"
-                                       if isinstance(m, Mistake) else "") for m in mistakes))
+        print("\n".join(describe(m) + (f"\n    caught by: {m.caught_by}" if isinstance(
+            m, Mistake) else "") + "\n" + textwrap.indent(difference(m), "    ")
+            for m in mistakes))
         return 0
 
     record_file = args.catalogue / RECORD_FILE.name

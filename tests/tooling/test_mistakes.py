@@ -18,7 +18,9 @@ from tools.mistakes import (
     Edit,
     Mistake,
     apply_edits,
+    difference,
     load_catalogue,
+    reference_code,
 )
 
 CATALOGUE = load_catalogue()
@@ -41,8 +43,12 @@ def given(a):
 '''
 
 
+LEARNER_CODE = (("given", "return a + b\n"),
+                ("loss", "total = a + b\nif total > 0:\n    total = total * 2\nreturn total\n"))
+
+
 def mistake(*edits: Edit) -> Mistake:
-    return Mistake("m", "a mistake", "test_x", edits, find_section(1))
+    return Mistake("m", "a mistake", "test_x", edits, find_section(1), LEARNER_CODE)
 
 
 def test_the_catalogue_has_mistakes_and_alternatives_in_every_section():
@@ -99,6 +105,34 @@ def test_a_block_edit_keeps_relative_indentation_and_can_delete():
     assert "return total" not in edited
 
 
+def test_a_mistake_is_listed_as_a_diff_of_the_learner_code():
+    diff = difference(mistake(Edit("loss", "a + b", "a - b")))
+    assert "-total = a + b\n+total = a - b\n" in diff and "given" not in diff
+
+
+def test_a_mistake_survives_a_refactor_of_the_reference():
+    """The edits apply to the catalogue's copy of the learner's code, which then replaces the
+    block whole: a reference rewritten in other words changes nothing of the mistake."""
+    refactored = MODULE.replace("    total = a + b\n", "    total = b + a\n").replace(
+        "total = total * 2", "total *= 2")
+    first, second = (apply_edits(module, mistake(Edit("loss", "a + b", "a - b")), "m.py")
+                     for module in (MODULE, refactored))
+    assert first == second and "    total = a - b\n    if total > 0:\n" in first
+
+
+def test_learner_code_that_differs_from_the_reference_runs_as_an_alternative(tmp_path):
+    """The copy is checked as a correct alternative once the reference moves away from it,
+    and only then."""
+    section = find_section(2)
+    [(function, code)] = reference_code(section, ["build_vocab"])
+    entry = ('MISTAKES = []\nALTERNATIVES = []\nLEARNER_CODE = {%r: %r}\n')
+    (tmp_path / "s2_corpus.py").write_text(entry % (function, code))
+    assert load_catalogue(tmp_path) == []
+    (tmp_path / "s2_corpus.py").write_text(entry % (function, "# reworded\n" + code))
+    [copy] = load_catalogue(tmp_path)
+    assert isinstance(copy, Alternative) and not copy.edits and copy.id == "s2_corpus-learner-code"
+
+
 @pytest.mark.parametrize("edit, problem", [
     (Edit("loss", "a * b", "a"), "0 times"),
     (Edit("loss", "total", "t"), "times"),  # ambiguous: several places
@@ -116,8 +150,10 @@ def test_the_runner_reports_a_mistake_that_no_test_catches(tmp_path):
     test can see (an equivalent rewrite), which must count as not caught; two alternatives:
     a correct one, and one that a test rejects, which must count as failing."""
     (tmp_path / "s2_corpus.py").write_text(textwrap.dedent('''
-        from tools.mistakes import Alternative, Edit, Mistake
+        from course.registry import find_section
+        from tools.mistakes import Alternative, Edit, Mistake, reference_code
 
+        LEARNER_CODE = dict(reference_code(find_section(2), ["build_vocab"]))
         TEST = "test_special_tokens_have_fixed_indices"
         NUMBERING = "[*SPECIAL_TOKENS, *words]"
         MISTAKES = [
