@@ -44,6 +44,7 @@ changed, or that did not pass; `--rerun` checks every one.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import difflib
 import hashlib
@@ -181,6 +182,30 @@ def reference_code(section: Section, functions: list[str]) -> tuple[tuple[str, s
     lines = source.splitlines(keepends=True)
     return tuple((f, textwrap.dedent("".join(lines[blocks[f].begin : blocks[f].end - 1])))
                  for f in functions if f in blocks)
+
+
+def take_reference(section: Section, directory: Path = CATALOGUE_DIR) -> None:
+    """Rewrite the `LEARNER_CODE` of `section`'s catalogue file from the reference's marked
+    blocks of today, for every function its entries edit: after a change of the reference
+    that the mistakes should follow (then `make mistakes` shows which edits still apply)."""
+    path = directory / section.file_name
+    text = path.read_text()
+    edited = {e.function for entry in load_catalogue(directory)
+              if entry.section == section for e in entry.edits}
+    source = (REFERENCE_DIR / section.file_name).read_text()
+    blocks = sorted((b for b in find_blocks(source, section.file_name) if b.function in edited),
+                    key=lambda b: b.begin)
+    lines = source.splitlines(keepends=True)
+    entries = []
+    for block in blocks:
+        code = "".join(lines[block.begin : block.end - 1])
+        quote = 'r"""' if "\\" in code else '"""'
+        entries.append(f'    "{block.function}": {quote}\n{code}{block.indent}""",\n')
+    [node] = [n for n in ast.parse(text).body if isinstance(n, ast.Assign)
+              and getattr(n.targets[0], "id", "") == "LEARNER_CODE"]
+    old = text.splitlines(keepends=True)
+    old[node.lineno - 1 : node.end_lineno] = ["LEARNER_CODE = {\n", *entries, "}\n"]
+    path.write_text("".join(old))
 
 
 def edited_code(mistake: Entry) -> dict[str, str]:
@@ -629,6 +654,9 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"check that {shown(SIGNATURES_FILE)} is current, and stop")
     parser.add_argument("--catalogue", type=Path, default=CATALOGUE_DIR, metavar="DIR",
                         help="the folder of mistakes/<module>.py files (default: mistakes/)")
+    parser.add_argument("--take-reference", action="store_true",
+                        help="rewrite each catalogue file's LEARNER_CODE from the reference's "
+                        "code of today (after a change the mistakes should follow), and stop")
     parser.add_argument("--rerun", action="store_true",
                         help=f"check every entry, whatever {shown(RECORD_FILE)} records")
     args = parser.parse_args(argv)
@@ -641,6 +669,11 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"no mistake {', '.join(sorted(unknown))}; see --list")
         mistakes = [m for m in mistakes if m.id in args.only]
+    if args.take_reference:
+        for section in dict.fromkeys(m.section for m in mistakes):
+            take_reference(section, args.catalogue)
+        print("LEARNER_CODE taken from solutions/; `make mistakes` shows the edits that apply")
+        return 0
     if args.check_signatures:
         stale = stale_signatures(load_catalogue(args.catalogue), args.catalogue)
         print("\n".join(stale) or f"{shown(SIGNATURES_FILE)}: current")

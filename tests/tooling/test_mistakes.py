@@ -21,6 +21,7 @@ from tools.mistakes import (
     difference,
     load_catalogue,
     reference_code,
+    take_reference,
 )
 
 CATALOGUE = load_catalogue()
@@ -200,3 +201,20 @@ def test_a_catalogue_file_named_after_no_section_is_an_error(tmp_path):
     (tmp_path / "s9_nothing.py").write_text("MISTAKES = []\n")
     with pytest.raises(CatalogueError, match="not named after a section"):
         load_catalogue(Path(tmp_path))
+
+
+def test_taking_the_reference_rewrites_the_learner_code_and_keeps_the_entries(tmp_path):
+    section = find_section(2)
+    [(function, code)] = reference_code(section, ["build_vocab"])
+    numbering = "[*SPECIAL_TOKENS, *words]"
+    (tmp_path / "s2_corpus.py").write_text(textwrap.dedent(f'''
+        from tools.mistakes import Edit, Mistake
+
+        LEARNER_CODE = {{{function!r}: {"# an older copy" + chr(10) + code!r}}}
+        MISTAKES = [Mistake("specials-last", "specials last", "test_x",
+                            [Edit("build_vocab", {numbering!r}, "[*words, *SPECIAL_TOKENS]")])]
+    '''))
+    assert [e.id for e in load_catalogue(tmp_path)] == ["specials-last", "s2_corpus-learner-code"]
+    take_reference(section, tmp_path)
+    [entry] = load_catalogue(tmp_path)
+    assert dict(entry.learner_code) == {function: code} and entry.id == "specials-last"
