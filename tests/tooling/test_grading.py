@@ -342,10 +342,9 @@ def scratch():
 
 
 @pytest.fixture(scope="session")
-def work_dir() -> Path:
-    """Kept between sessions (build/ is git's to ignore), so that the reference is
-    pre-trained once; every grading here is `--fresh`."""
-    return ROOT / "build" / "grading-tests"
+def work_dir(grading_work_dir) -> Path:
+    """Kept between sessions (build/ is git's to ignore); every grading here is `--fresh`."""
+    return grading_work_dir("grading-tests")
 
 
 @pytest.fixture(scope="session")

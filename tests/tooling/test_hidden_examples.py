@@ -233,10 +233,15 @@ def forges_its_example(folder) -> Path:
 
 
 @pytest.fixture(scope="module")
-def graded(folder, reference, tuned, stubs, writes_text, forges_its_example, seeks_its_seed
-           ) -> dict:
+def work(grading_work_dir) -> Path:
+    return grading_work_dir("grading-hidden-tests")
+
+
+@pytest.fixture(scope="module")
+def graded(folder, work, reference, tuned, stubs, writes_text, forges_its_example,
+           seeks_its_seed) -> dict:
     """Each grading's JSON by name, and every file it wrote with its output, as text."""
-    work, out, written = ROOT / "build" / "grading-hidden-tests", folder / "out", {}
+    out, written = folder / "out", {}
     out.mkdir()
     for key, secret in SECRETS.items():
         (folder / f"{key}.secret").write_text(secret + "\n")
@@ -406,7 +411,7 @@ def test_hidden_examples_run_in_the_sandbox(graded):
 
 
 @pytest.fixture(scope="module")
-def generated_class(folder, tuned) -> tuple[dict[str, list[str]], dict, Path]:
+def generated_class(folder, work, tuned) -> tuple[dict[str, list[str]], dict, Path]:
     """Of the generated class of tests/tooling/test_similarity.py, every independent
     complete submission (8), two renamed copies, the partial copy, the reference verbatim and
     renamed, the untouched stubs and the module that writes a file on import, and the tuned
@@ -422,7 +427,7 @@ def generated_class(folder, tuned) -> tuple[dict[str, list[str]], dict, Path]:
         "part_copies"]), *kinds["reference"], "untouched", "harmful", "tuned"]
     paths = [root / f"{n}.zip" if (root / f"{n}.zip").exists() else root / n for n in names]
     grade(*map(str, paths), "--sections", "2", "--jobs", "2", "--fresh",
-          "--isolation", ISOLATION, "--work-dir", str(ROOT / "build" / "grading-hidden-tests"),
+          "--isolation", ISOLATION, "--work-dir", str(work),
           "--secret-file", str(folder / "A.secret"), "--json", str(out), "--quiet")
     return kinds, json.loads(out.read_text()), root
 
