@@ -40,12 +40,13 @@ lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh enviro
 # they are the longest part, so they run in TOOLING_JOBS processes (pytest-xdist), a test
 # file to a process, so that each file's fixtures (a graded class, an executed notebook) are
 # made once. Each test's time goes to TOOLING_TIMES (pytest's JUnit XML, the xunit1 family:
-# it names each test's file), which `make bench` reads for the slowest files.
+# it names each test's file), which `make bench` reads for the slowest files and the next
+# run for its order, the longest files first (tests/tooling/conftest.py; not xdist's own).
 # The tooling tests marked check_all (pytest.ini) are checks that no usual change can break:
 # `make check-all` runs them after `make check`, as CI does (README, "make check-all").
 TOOLING_JOBS ?= 2
 TOOLING_TIMES := build/tooling-times.xml
-TOOLING := $(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile
+TOOLING := $(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile --no-loadscope-reorder
 .PHONY: check-parts check-tooling check-all
 check: system-packages ## every check that a usual change can break (a few minutes)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target check-parts

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from course.registry import BUILD_DIR, ROOT
 from tools import demo
+from tools.bench import test_loop
 
 SHARED_DIR = BUILD_DIR / "tooling-shared"
 # The grader's work folder that the others copy its preparation from (`grading_work_dir`).
@@ -32,6 +34,16 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "check_all: a check that no usual change (to a section's reference, a "
         "test's message, the docs) can break: `make check-all` runs it, `make check` does not "
         "(README says why)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The test files that took longest in the last `make check` first (its JUnit XML, as
+    `make bench` reads it), else those with the most tests (pytest-xdist's own order), each
+    file's tests in their own order: make check's processes take the files in this order, a
+    file at a time, so that no long file is left to run alone at the end."""
+    tests = Counter(item.location[0] for item in items)
+    took = dict(test_loop.slowest_test_files(count=len(tests)))
+    items.sort(key=lambda item: (-took.get(item.location[0], 0.0), -tests[item.location[0]]))
 
 
 def code_digest() -> str:
