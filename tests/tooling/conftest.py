@@ -15,10 +15,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import torch
 
 from course.registry import BUILD_DIR, ROOT
 from tools import demo
 from tools.bench import test_loop
+
+# One torch thread in each tooling test process, as in the section tests, the notebooks'
+# kernels and the grader's runs: make check runs two such processes on two cores beside its
+# other parts, where a second thread mostly waits for the first (test_context_effect.py,
+# which pre-trains the reference again: 46 s of CPU on two threads, 9 s on one, at load 5).
+torch.set_num_threads(1)
 
 SHARED_DIR = BUILD_DIR / "tooling-shared"
 # The grader's work folder that the others copy its preparation from (`grading_work_dir`).
