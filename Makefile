@@ -42,8 +42,9 @@ lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh enviro
 # made once. Each test's time goes to TOOLING_TIMES (pytest's JUnit XML, the xunit1 family:
 # it names each test's file), which `make bench` reads for the slowest files and the next
 # run for its order, the longest files first (tests/tooling/conftest.py; not xdist's own).
-# The tooling tests marked check_all (pytest.ini) are checks that no usual change can break:
-# `make check-all` runs them after `make check`, as CI does (README, "make check-all").
+# The tooling tests marked check_all (tests/tooling/conftest.py) are checks that no usual
+# change can break: `make check-all` runs them after `make check`, as CI does (README,
+# "make check-all").
 TOOLING_JOBS ?= 2
 TOOLING_TIMES := build/tooling-times.xml
 TOOLING := $(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile --no-loadscope-reorder
