@@ -39,13 +39,15 @@ lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh enviro
 # on one core. The tooling tests read what solutions/ scored in this run of test-solutions;
 # they are the longest part, so they run in TOOLING_JOBS processes (pytest-xdist), a test
 # file to a process, so that each file's fixtures (a graded class, an executed notebook) are
-# made once. Each test's time goes to TOOLING_TIMES (pytest's JUnit XML), which `make bench`
-# reads for the slowest files.
-# The tooling tests marked check_all (pytest.ini) are checks that no usual change can break:
-# `make check-all` runs them after `make check`, as CI does (README, "make check-all").
+# made once. Each test's time goes to TOOLING_TIMES (pytest's JUnit XML, the xunit1 family:
+# it names each test's file), which `make bench` reads for the slowest files and the next
+# run for its order, the longest files first (tests/tooling/conftest.py; not xdist's own).
+# The tooling tests marked check_all (tests/tooling/conftest.py) are checks that no usual
+# change can break: `make check-all` runs them after `make check`, as CI does (README,
+# "make check-all").
 TOOLING_JOBS ?= 2
 TOOLING_TIMES := build/tooling-times.xml
-TOOLING := $(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile
+TOOLING := $(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile --no-loadscope-reorder
 .PHONY: check-parts check-tooling check-all
 check: system-packages ## every check that a usual change can break (a few minutes)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target check-parts
@@ -53,7 +55,7 @@ check: system-packages ## every check that a usual change can break (a few minut
 check-parts: lint check-tooling
 
 check-tooling: test-solutions
-	$(TOOLING) -m "not check_all" --junitxml $(TOOLING_TIMES)
+	$(TOOLING) -m "not check_all" --junitxml $(TOOLING_TIMES) -o junit_family=xunit1
 
 check-all: check ## make check, then the checks that only grading/ or tools/wordnet.py can break (CI)
 	$(TOOLING) -m check_all

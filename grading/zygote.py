@@ -45,9 +45,12 @@ import pytest
 from .examples import ExampleTexts, unwrap_inner_test, wrap_inner_test
 from .hidden import HiddenSeeds
 
+# torch._dynamo too: torch imports it at a run's first optimizer or meta tensor (the tests of
+# sections 3, 4, 7 and 8), 1.3 s of CPU that every such run paid again.
 PRELOADED = ("numpy", "numpy.testing", "torch", "torch.nn", "torch.nn.functional",
              "_pytest.python", "hypothesis", "hypothesis.strategies",
-             "hypothesis.extra._patching", "pytest_timeout", "tqdm.auto", "matplotlib.figure")
+             "hypothesis.extra._patching", "pytest_timeout", "tqdm.auto", "matplotlib.figure",
+             "torch._dynamo")
 RECORDS_FD, SEED = 3, 0
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
 # Written out (classic BPF, about 50 lines) rather than through libseccomp: its own Python

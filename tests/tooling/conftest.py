@@ -7,16 +7,29 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import torch
 
 from course.registry import BUILD_DIR, ROOT
 from tools import demo
+from tools.bench import test_loop
+
+# One torch thread in each tooling test process, as in the section tests, the notebooks'
+# kernels and the grader's runs: make check runs two such processes on two cores beside its
+# other parts, where a second thread mostly waits for the first (test_context_effect.py,
+# which pre-trains the reference again: 46 s of CPU on two threads, 9 s on one, at load 5).
+torch.set_num_threads(1)
 
 SHARED_DIR = BUILD_DIR / "tooling-shared"
+# The grader's work folder that the others copy its preparation from (`grading_work_dir`).
+GRADER_PREPARED = BUILD_DIR / "grading-prepared"
 SOLUTION_RESULTS = BUILD_DIR / "results-solutions.json"  # `make test-solutions` writes it
 # What a shared folder is made from: the course's code and data, never its prose.
 CODE = ("course", "solutions", "exercises", "tools", "grading", "tests", "mistakes",
@@ -28,6 +41,16 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "check_all: a check that no usual change (to a section's reference, a "
         "test's message, the docs) can break: `make check-all` runs it, `make check` does not "
         "(README says why)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The test files that took longest in the last `make check` first (its JUnit XML, as
+    `make bench` reads it), else those with the most tests (pytest-xdist's own order), each
+    file's tests in their own order: make check's processes take the files in this order, a
+    file at a time, so that no long file is left to run alone at the end."""
+    tests = Counter(item.location[0] for item in items)
+    took = dict(test_loop.slowest_test_files(count=len(tests)))
+    items.sort(key=lambda item: (-took.get(item.location[0], 0.0), -tests[item.location[0]]))
 
 
 def code_digest() -> str:
@@ -52,15 +75,22 @@ def fresh_solution_results() -> Path | None:
     return SOLUTION_RESULTS if fresh else None
 
 
+@contextmanager
+def locked(name: str) -> Iterator[None]:
+    """Held by one of `make check`'s test processes at a time: the others wait here."""
+    SHARED_DIR.mkdir(parents=True, exist_ok=True)
+    with open(SHARED_DIR / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def shared_folder(name: str, make: Callable[[Path], None]) -> Path:
     """The folder that `make(folder)` fills, made once under a lock by the first of `make
     check`'s test processes to ask and read by the others, and kept for later runs while
     the code it was made from (`code_digest`) is the same: two test files, in two processes,
     that read one slow result (the demo's) pay for it once."""
-    SHARED_DIR.mkdir(parents=True, exist_ok=True)
     folder = SHARED_DIR / f"{name}-{code_digest()}"
-    with open(SHARED_DIR / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the others wait here while the first makes it
+    with locked(name):
         if not folder.exists():
             for stale in SHARED_DIR.glob(f"{name}-*"):
                 shutil.rmtree(stale)
@@ -70,6 +100,37 @@ def shared_folder(name: str, make: Callable[[Path], None]) -> Path:
             make(partial)
             partial.rename(folder)
     return folder
+
+
+@pytest.fixture(scope="session")
+def grading_work_dir() -> Callable[[str], Path]:
+    """`grading_work_dir(name)`: build/<name>, the work folder of a test file that grades,
+    holding the grader's preparation of this course (its tests collected, the reference biLM
+    pre-trained), made once for every such file, in GRADER_PREPARED, by the grader itself
+    (`--prepare-only`, which keeps what has not changed), where each file would otherwise
+    pre-train the reference itself. Each file grades in a folder of its own all the same:
+    two gradings at once may not share one."""
+    with locked("grading-prepared"):
+        run = subprocess.run([sys.executable, "-m", "grading", "--prepare-only", "--work-dir",
+                              str(GRADER_PREPARED)], cwd=ROOT, capture_output=True, text=True,
+                             timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    def seeded(name: str) -> Path:
+        work = BUILD_DIR / name
+        with locked("grading-prepared"):
+            for part in ("prepared", "cache"):  # as the grader keeps them: its own alone
+                (work / part).mkdir(mode=0o700, parents=True, exist_ok=True)
+                made = {path.name: path for path in (GRADER_PREPARED / part).iterdir()}
+                for path in (work / part).iterdir():
+                    if part == "cache" and path.name not in made:  # an older reference's
+                        path.unlink()
+                for path in made.values():
+                    if not (work / part / path.name).exists():
+                        shutil.copy(path, work / part / path.name)
+        return work
+
+    return seeded
 
 
 @pytest.fixture(scope="session")

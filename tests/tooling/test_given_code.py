@@ -22,16 +22,6 @@ context, layer_weights = REFERENCE.context, REFERENCE.layer_weights
 char_encoder = REFERENCE.char_encoder
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread, as the section tests run: on two busy cores a second thread turns
-    each step of a tiny LSTM from a millisecond into tens of them."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def trained():
     return pretrained(REFERENCE.package)

@@ -104,10 +104,10 @@ def classroom_runners(folder: Path) -> dict[int, tuple[float, float]]:
 
 
 @pytest.fixture(scope="module")
-def grades(submissions, tmp_path_factory) -> dict[str, dict]:
+def grades(submissions, tmp_path_factory, grading_work_dir) -> dict[str, dict]:
     out = tmp_path_factory.mktemp("grades")
     # Its own, kept between sessions: test_grading's may be in use by another process.
-    work = ROOT / "build" / "grade-agreement-tests"
+    work = grading_work_dir("grade-agreement-tests")
     common = ["--sections", ",".join(str(s.number) for s in SECTIONS_GRADED), "--isolation",
               ISOLATION, "--work-dir", str(work), "--quiet"]
 

@@ -4,7 +4,8 @@ class is graded once, with a copy of the course that holds a hidden test; a seco
 run holds the samples that wait for a timeout and is interrupted. Each hostile sample (one of
 each kind of attack of docs/instructors.md) must be held or flagged with no credit, and no
 text of the reference or of the hidden test may reach a report; where this machine isolates
-no run, they are not graded and their tests skip, saying why.
+no run, they are not graded and their tests skip, saying why. The hostile samples are a
+class of their own, graded by `make check-all` alone: only the grader can let one through.
 """
 
 from __future__ import annotations
@@ -342,10 +343,9 @@ def scratch():
 
 
 @pytest.fixture(scope="session")
-def work_dir() -> Path:
-    """Kept between sessions (build/ is git's to ignore), so that the reference is
-    pre-trained once; every grading here is `--fresh`."""
-    return ROOT / "build" / "grading-tests"
+def work_dir(grading_work_dir) -> Path:
+    """Kept between sessions (build/ is git's to ignore); every grading here is `--fresh`."""
+    return grading_work_dir("grading-tests")
 
 
 @pytest.fixture(scope="session")
@@ -390,16 +390,21 @@ def class_dir(scratch, handout, work_dir) -> Path:
     return folder
 
 
-HOSTILE = [*hostile_samples({"repo": "", "work": "", "klass": ""})] \
-    if ISOLATION != "none" else []
-CLASS = ["reference", "stubs.zip", *SAMPLES, "handout_section_1_done", *HOSTILE, "linked_folder",
-         "linked_zip", "linked_module", "a/alice", "b/alice", "alice-2", "=HYPERLINK(1)"]
+# Of the hostile samples, the one whose verdict the section tests give (a device test fails
+# on the code's own error) is graded with the class; a change to a test can break it.
+OWN_ERROR = ["raises_runtime_error"] if ISOLATION != "none" else []
+HOSTILE = [name for name in hostile_samples({"repo": "", "work": "", "klass": ""})
+           if name not in OWN_ERROR] if ISOLATION != "none" else []
+CLASS = ["reference", "stubs.zip", *SAMPLES, "handout_section_1_done", *OWN_ERROR,
+         "linked_folder", "linked_zip", "linked_module", "a/alice", "b/alice", "alice-2",
+         "=HYPERLINK(1)"]
 
 
-@pytest.fixture(scope="session")
-def graded(class_dir, work_dir, scratch, course) -> dict:
-    out = scratch / "reports"
-    run = grade(*(str(class_dir / name) for name in CLASS), "--jobs", "2", "--fresh",
+def graded_class(names: list[str], class_dir: Path, work_dir: Path, course: Path,
+                 out: Path) -> dict:
+    """The submissions `names` of `class_dir` graded at once, with the hidden test of
+    `course`: the JSON (also by name), the CSV's rows, stdout and every report as text."""
+    run = grade(*(str(class_dir / name) for name in names), "--jobs", "2", "--fresh",
                 "--isolation", ISOLATION, "--course", str(course), "--work-dir", str(work_dir),
                 "--json", str(out / "class.json"), "--csv", str(out / "class.csv"))
     report = json.loads((out / "class.json").read_text())
@@ -410,6 +415,20 @@ def graded(class_dir, work_dir, scratch, course) -> dict:
     return {"stdout": run.stdout, "json": report, "texts": texts,
             "by_name": {s["name"]: s for s in report["submissions"]},
             "csv": list(csv.DictReader((out / "class.csv").open()))}
+
+
+@pytest.fixture(scope="session")
+def graded(class_dir, work_dir, scratch, course) -> dict:
+    return graded_class(CLASS, class_dir, work_dir, course, scratch / "reports")
+
+
+@pytest.fixture(scope="session")
+def graded_hostile(class_dir, work_dir, scratch, course) -> dict:
+    return graded_class(HOSTILE, class_dir, work_dir, course, scratch / "hostile-reports")
+
+
+# Both classes, by their fixture's name: the hostile one in `make check-all` alone.
+CLASSES = ["graded", pytest.param("graded_hostile", marks=[pytest.mark.check_all, isolated])]
 
 
 def section(result: dict, key: str) -> dict:
@@ -522,34 +541,38 @@ HOSTILE_OUTCOMES = [  # (sample, section, the flags it carries, or None: held, p
 
 
 @isolated
+@pytest.mark.check_all
 @pytest.mark.parametrize("name, key, flags", HOSTILE_OUTCOMES)
-def test_a_hostile_sample_is_held_or_flagged_with_no_credit(graded, name, key, flags):
-    found = section(graded["by_name"][name], key)
+def test_a_hostile_sample_is_held_or_flagged_with_no_credit(graded_hostile, name, key, flags):
+    found = section(graded_hostile["by_name"][name], key)
     assert found["score"] == 0, found["reason"]
     assert flags <= kinds(found) if flags else PASSED not in statuses(found).values(), found
 
 
 @isolated
-def test_a_run_chooses_no_number_a_report_shows(graded):
+@pytest.mark.check_all
+def test_a_run_chooses_no_number_a_report_shows(graded_hostile):
     """An errno that is no errno's is not shown; a fingerprint of the run's choosing is kept
     in the instructors' JSON alone, under the name that says it is what the run reported."""
-    setup = section(graded["by_name"]["chooses_its_bits"], "setup")
+    setup = section(graded_hostile["by_name"]["chooses_its_bits"], "setup")
     assert setup["score"] == 0
     messages = [t["message"] for t in setup["tests"]]
     assert any("OSError" in m for m in messages) and not any("[" in m for m in messages)
-    for where, text in graded["texts"].items():
+    texts = graded_hostile["texts"]
+    for where, text in texts.items():
         assert "987654321" not in text, where
-    assert "0123456789abcdef" not in graded["texts"]["gradescope"] + graded["texts"]["csv"]
+    assert "0123456789abcdef" not in texts["gradescope"] + texts["csv"]
     assert "0123456789abcdef" in {t["reported_digest"] for t in setup["tests"]}
 
 
 @isolated
-def test_a_deep_tree_and_a_name_that_is_not_utf8_are_graded_like_any_other(graded):
+@pytest.mark.check_all
+def test_a_deep_tree_and_a_name_that_is_not_utf8_are_graded_like_any_other(graded_hostile):
     """Its run nests 1,100 folders in its scratch, deeper than Python's recursion: it is
     graded in full, and removing them costs no one else their run."""
-    deep = graded["by_name"]["nests_deep_caf\\xe9"]
+    deep = graded_hostile["by_name"]["nests_deep_caf\\xe9"]
     assert section(deep, "setup")["score"] == SETUP.points, section(deep, "setup")["reason"]
-    assert "nests_deep_caf\\xe9" in graded["texts"]["csv"]
+    assert "nests_deep_caf\\xe9" in graded_hostile["texts"]["csv"]
 
 
 @isolated
@@ -612,26 +635,38 @@ def test_the_page_cache_carries_nothing_from_one_run_to_the_next(page_cache):
 
 
 @isolated
-def test_no_reference_hidden_test_or_note_reaches_a_report(graded):
+@pytest.mark.parametrize("which", CLASSES)
+def test_no_reference_hidden_test_or_note_reaches_a_report(request, which):
+    graded = request.getfixturevalue(which)
     for where, text in graded["texts"].items():
         assert REFERENCE_MARK not in text and HIDDEN_MARK not in text, where
     assert "award full marks" not in graded["texts"]["json"]
 
 
+@pytest.mark.parametrize("which", CLASSES)
+def test_the_grader_meets_no_error_of_its_own(request, which):
+    for result in request.getfixturevalue(which)["json"]["submissions"]:
+        assert not any("internal grader error" in s["reason"] for s in result["sections"])
+
+
 @isolated
-def test_nothing_outlives_its_run_or_harms_another(graded):
+@pytest.mark.check_all
+def test_nothing_outlives_its_run_or_harms_another(graded_hostile):
     alive = [p for p in Path("/proc").glob("[0-9]*/cmdline")
              if b"31.4159" in p.read_bytes()] if Path("/proc/self").exists() else []
     assert alive == []
-    for result in graded["json"]["submissions"]:
-        assert not any("internal grader error" in s["reason"] for s in result["sections"])
-    hoard = section(graded["by_name"]["hoards_memory"], "setup")
+    hoard = section(graded_hostile["by_name"]["hoards_memory"], "setup")
     assert all("PermissionError [EPERM: Operation not permitted]" in t["message"] and
                "`if os.fork() == 0:`" in t["message"] for t in hoard["tests"]), "no second process"
 
 
-def test_names_that_a_terminal_or_a_spreadsheet_would_obey_are_disarmed(graded):
-    assert not any(c in graded["stdout"] for c in "\x1b\r\u202e\x07")
+@isolated
+@pytest.mark.check_all
+def test_names_that_a_terminal_would_obey_are_disarmed(graded_hostile):
+    assert not any(c in graded_hostile["stdout"] for c in "\x1b\r\u202e\x07")
+
+
+def test_names_that_a_spreadsheet_would_obey_are_disarmed(graded):
     rows = {row["submission"]: row for row in graded["csv"]}
     assert "'=HYPERLINK(1)" in rows and {"a/alice", "b/alice", "alice-2"} <= set(rows)
     assert float(rows["partly_done"]["total"]) == pytest.approx(sum(

@@ -10,9 +10,10 @@ inputs with the reference's output and pads every other batch at the front. A sm
 hypothesis or pytest would show text of a failure, one that forges the number of its failing
 example, and one that looks for its seed wherever a run could read it; sections 2 and 5) is
 graded through the grader's real path: in public, under two secrets, and under the first
-secret again. The example a report names is checked against the one hypothesis prints in a
-direct pytest run of the tuned module under the same seed and profile. Every file the
-gradings write is searched for the marker, the secrets and the seeds.
+secret again; the three that go after the grader's texts and seeds are graded apart, by
+`make check-all` alone (README). The example a report names is checked against the one
+hypothesis prints in a direct pytest run of the tuned module under the same seed and
+profile. Every file the gradings write is searched for the marker, the secrets and the seeds.
 """
 
 from __future__ import annotations
@@ -233,15 +234,25 @@ def forges_its_example(folder) -> Path:
 
 
 @pytest.fixture(scope="module")
-def graded(folder, reference, tuned, stubs, writes_text, forges_its_example, seeks_its_seed
-           ) -> dict:
-    """Each grading's JSON by name, and every file it wrote with its output, as text."""
-    work, out, written = ROOT / "build" / "grading-hidden-tests", folder / "out", {}
-    out.mkdir()
+def work(grading_work_dir) -> Path:
+    return grading_work_dir("grading-hidden-tests")
+
+
+@pytest.fixture(scope="module")
+def secret_files(folder) -> dict[str, Path]:
     for key, secret in SECRETS.items():
         (folder / f"{key}.secret").write_text(secret + "\n")
+    return {key: folder / f"{key}.secret" for key in SECRETS}
 
-    def run(name: str, submissions: list[Path], *options: str, sections: str = "2") -> dict:
+
+def graded_in(out: Path, work: Path, gradings: dict[str, tuple[list[Path], list[str], str]]
+              ) -> dict:
+    """Each of `gradings` ({name: (submissions, options, sections)}) in turn, in `work`, its
+    reports in `out`, then the class report of the first: each grading's JSON by name, every
+    file they wrote with its output, as text, and each submission's modules."""
+    out.mkdir()
+    reports, written = {}, {}
+    for name, (submissions, options, sections) in gradings.items():
         files = {"json": out / f"{name}.json", "csv": out / f"{name}.csv",
                  "canvas": out / f"{name}-canvas.csv"}
         done = grade(*map(str, submissions), "--sections", sections, "--isolation", ISOLATION,
@@ -249,20 +260,10 @@ def graded(folder, reference, tuned, stubs, writes_text, forges_its_example, see
                      *(a for kind, path in files.items() for a in (f"--{kind}", str(path))))
         written[name] = {"stdout": done.stdout, "stderr": done.stderr,
                          **{kind: path.read_text() for kind, path in files.items()}}
-        return json.loads(files["json"].read_text())
-
-    both = [reference, tuned, stubs, writes_text, forges_its_example, seeks_its_seed]
-    reports = {"A": run("A", both, "--fresh", "--secret-file", str(folder / "A.secret"),
-                        sections=SECTIONS)}
-    reports["A again"] = run("A again", [tuned], "--fresh", "--secret-file",
-                             str(folder / "A.secret"), "--gradescope", str(out / "results.json"))
-    # not --fresh: what the store holds under A must not be reused
-    reports["B"] = run("B", [reference, tuned, forges_its_example, seeks_its_seed],
-                       "--secret-file", str(folder / "B.secret"))
-    reports["public"] = run("public", [reference, tuned])  # nor under no secret
-    written["gradescope"] = {"results.json": (out / "results.json").read_text()}
-    report = subprocess.run([sys.executable, "-m", "grading.report", str(out / "A.json"),
-                             "--out", str(out / "class-report")], cwd=ROOT, capture_output=True,
+        reports[name] = json.loads(files["json"].read_text())
+    report = subprocess.run([sys.executable, "-m", "grading.report",
+                             str(out / f"{next(iter(gradings))}.json"), "--out",
+                             str(out / "class-report")], cwd=ROOT, capture_output=True,
                             text=True, timeout=300)
     assert report.returncode == 0, report.stdout + report.stderr
     written["class report"] = {p.name: p.read_text(errors="replace")
@@ -270,10 +271,39 @@ def graded(folder, reference, tuned, stubs, writes_text, forges_its_example, see
     written["store"] = {p.name: p.read_text() for p in (work / "results").glob("*.json")}
     written["work folder's logs"] = {p.name: p.read_text(errors="replace")
                                      for p in work.glob("*.log")}
+    graded = {path for submissions, _, _ in gradings.values() for path in submissions}
     modules = {path.name: {s: (path / "exercises" / f"{s}.py").read_bytes()
                            for s in ("s2_corpus", "s5_extract")
-                           if (path / "exercises" / f"{s}.py").exists()} for path in both}
+                           if (path / "exercises" / f"{s}.py").exists()} for path in graded}
     return {"reports": reports, "written": written, "modules": modules}
+
+
+@pytest.fixture(scope="module")
+def graded(folder, work, secret_files, reference, tuned, stubs) -> dict:
+    """The honest class under secret A (sections 2 and 5), the tuned submission again, then
+    under secret B and in public: what `graded_in` gives."""
+    a, b = (str(secret_files[key]) for key in SECRETS)
+    graded = graded_in(folder / "out", work, {
+        "A": ([reference, tuned, stubs], ["--fresh", "--secret-file", a], SECTIONS),
+        "A again": ([tuned], ["--fresh", "--secret-file", a, "--gradescope",
+                              str(folder / "results.json")], "2"),
+        # not --fresh: what the store holds under A must not be reused
+        "B": ([reference, tuned], ["--secret-file", b], "2"),
+        "public": ([reference, tuned], [], "2")})  # nor under no secret
+    graded["written"]["gradescope"] = {"results.json": (folder / "results.json").read_text()}
+    return graded
+
+
+@pytest.fixture(scope="module")
+def graded_adversaries(folder, work, secret_files, writes_text, forges_its_example,
+                       seeks_its_seed) -> dict:
+    """The submissions that go after the grader's examples and seeds, graded apart under
+    both secrets (`make check-all` alone: only the grader can give them what they seek):
+    what `graded_in` gives."""
+    adversaries = [writes_text, forges_its_example, seeks_its_seed]
+    return graded_in(folder / "adversaries", work, {
+        "A": (adversaries, ["--fresh", "--secret-file", str(secret_files["A"])], SECTIONS),
+        "B": (adversaries[1:], ["--secret-file", str(secret_files["B"])], "2")})
 
 
 def result(report: dict, name: str, section: str) -> dict:
@@ -359,29 +389,37 @@ def test_the_example_shown_is_the_one_hypothesis_reports(graded, tuned, folder):
     assert shown.endswith(f"; Failing test case: {PAD_TEST}({batch})"), (shown, arguments)
 
 
-def test_no_text_a_run_writes_reaches_a_report(graded):
+@pytest.mark.check_all
+def test_no_text_a_run_writes_reaches_a_report(graded_adversaries):
     """Its message, notes and output carry a marker where hypothesis writes an example: the
     report names the grader's own text of the example it failed on, the first."""
-    shown = message(graded["reports"]["A"], "writes_text")
+    shown = message(graded_adversaries["reports"]["A"], "writes_text")
     assert shown.startswith("failed: AssertionError at s2_corpus.py line ") and (
         f"`; Failing test case: {PAD_TEST}(batch=[[" in shown), shown  # its own line, quoted
-    for place, texts in graded["written"].items():
+    for place, texts in graded_adversaries["written"].items():
         for name, text in texts.items():
             assert MARKER not in text, f"the run's marker in {place}: {name}"
 
 
-def test_a_forged_example_number_shows_no_example(graded):
+@pytest.mark.check_all
+def test_a_forged_example_number_shows_no_example(graded_adversaries):
     """The run has the plugin record example 10**9: out of range, no example (and a negative
     number is not what the plugin writes: untrusted, test_a_record_names_an_example_...)."""
     for key in SECRETS:
-        shown = message(graded["reports"][key], "forges_its_example")
+        shown = message(graded_adversaries["reports"][key], "forges_its_example")
         assert shown.startswith("failed: AssertionError at s2_corpus.py line ") and (
             "Failing test case" not in shown), (key, shown)
 
 
-def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(graded):
+def test_the_store_keeps_results_apart_per_secret(graded):
     keys = {graded["reports"][key]["settings"]["settings_key"] for key in ("A", "B", "public")}
-    assert len(keys) == 3  # the store keeps results apart per secret
+    assert len(keys) == 3
+
+
+@pytest.mark.parametrize("which", ["graded", pytest.param("graded_adversaries",
+                                                          marks=pytest.mark.check_all)])
+def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(request, which):
+    graded = request.getfixturevalue(which)
     for secret in SECRETS.values():
         forbidden = [secret, *(str(hidden.seed(secret.encode(), find_section(s).number, m))
                                for modules in graded["modules"].values()
@@ -392,11 +430,12 @@ def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(graded):
                 assert not found, f"{found} in {place}: {name}"
 
 
-def test_a_run_finds_no_seed_of_its_own(graded):
+@pytest.mark.check_all
+def test_a_run_finds_no_seed_of_its_own(graded_adversaries):
     """It looks in its arguments, its environment, hypothesis's and pytest's settings and the
     variables of every frame that called it: it finds nothing, under either secret."""
     for key in SECRETS:
-        shown = message(graded["reports"][key], "seeks_its_seed")
+        shown = message(graded_adversaries["reports"][key], "seeks_its_seed")
         assert "ArithmeticError at s2_corpus.py line " in shown, (key, shown)
 
 
@@ -406,7 +445,7 @@ def test_hidden_examples_run_in_the_sandbox(graded):
 
 
 @pytest.fixture(scope="module")
-def generated_class(folder, tuned) -> tuple[dict[str, list[str]], dict, Path]:
+def generated_class(folder, work, tuned) -> tuple[dict[str, list[str]], dict, Path]:
     """Of the generated class of tests/tooling/test_similarity.py, every independent
     complete submission (8), two renamed copies, the partial copy, the reference verbatim and
     renamed, the untouched stubs and the module that writes a file on import, and the tuned
@@ -422,7 +461,7 @@ def generated_class(folder, tuned) -> tuple[dict[str, list[str]], dict, Path]:
         "part_copies"]), *kinds["reference"], "untouched", "harmful", "tuned"]
     paths = [root / f"{n}.zip" if (root / f"{n}.zip").exists() else root / n for n in names]
     grade(*map(str, paths), "--sections", "2", "--jobs", "2", "--fresh",
-          "--isolation", ISOLATION, "--work-dir", str(ROOT / "build" / "grading-hidden-tests"),
+          "--isolation", ISOLATION, "--work-dir", str(work),
           "--secret-file", str(folder / "A.secret"), "--json", str(out), "--quiet")
     return kinds, json.loads(out.read_text()), root
 

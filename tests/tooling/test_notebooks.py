@@ -338,6 +338,7 @@ def test_the_root_cell_says_when_the_kernel_is_not_the_courses_environment(pytho
 def test_a_section_edited_after_loading_is_the_one_a_cell_runs(tmp_path):
     impl = tmp_path / "impl"
     shutil.copytree(ROOT / "solutions", impl)
+    torch.set_num_threads(2)  # as a kernel may start (this process runs one thread)
     sections = notebooks.load_sections(impl, "corpus")
     corpus, before = sections.corpus, sections.package
     assert corpus.tokenize("Turn right") == ["turn", "right"]

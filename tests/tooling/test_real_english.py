@@ -26,16 +26,6 @@ def sections():
     return reference()
 
 
-@pytest.fixture
-def one_thread():
-    """Torch on one thread, as the course runs it: on two shared cores a second thread's
-    synchronisation costs more than it saves."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.check_all  # only tools/wordnet.py, data/wordnet/ or WordNet itself can break it
 def test_the_shipped_files_are_what_the_tool_makes_of_wordnet():
     if not wordnet.installed():
@@ -146,7 +136,7 @@ def test_the_nearest_sense_is_the_nearest_training_mean_and_ties_share_the_credi
         "centred by the training mean, the last is as near one mean as the other")
 
 
-def test_the_probe_chooses_its_penalty_without_the_fold_it_scores(one_thread):
+def test_the_probe_chooses_its_penalty_without_the_fold_it_scores():
     """Relabelling the scored fold changes what the probe is scored on, never which penalty
     it picked for that fold."""
     generator = torch.Generator().manual_seed(0)
@@ -164,7 +154,7 @@ def test_the_probe_chooses_its_penalty_without_the_fold_it_scores(one_thread):
     assert float(right.float().mean()) > 0.5, "a learnable task is learnt"
 
 
-def test_a_larger_penalty_gives_smaller_weights(one_thread):
+def test_a_larger_penalty_gives_smaller_weights():
     generator = torch.Generator().manual_seed(1)
     x = torch.randn(200, 8, generator=generator)
     labels = x[:, :3].argmax(dim=1)
@@ -173,7 +163,7 @@ def test_a_larger_penalty_gives_smaller_weights(one_thread):
     assert norms[0] > norms[1] > norms[2] > 0
 
 
-def test_the_masked_control_reads_the_target_as_unk(sections, one_thread):
+def test_the_masked_control_reads_the_target_as_unk(sections):
     scale = real_english.SCALES["check"]
     corpus = real_english.gloss_corpus(sections, scale)
     model = real_english.make_bilm(sections, corpus, scale, 0)
@@ -279,8 +269,7 @@ def test_the_findings_pair_the_readings_example_by_example():
     assert set(found["readings"]["balanced"]) == {"chance", *seeds[0]["balanced"]}
 
 
-def test_a_small_run_reads_sense_from_context_above_layer_0_and_chance(sections, one_thread,
-                                                                       monkeypatch):
+def test_a_small_run_reads_sense_from_context_above_layer_0_and_chance(sections, monkeypatch):
     """The check scale: a few thousand tokens, one seed. What must hold even so: on the
     balanced split, the contextual layers tell a lemma's synsets apart better than layer 0
     and than chance."""
@@ -383,7 +372,7 @@ def test_the_biLM_and_its_baselines_are_read_in_one_unit():
     assert f"{committed['ngram']['bigram']:.1f}" in table
 
 
-def test_the_training_log_speaks_perplexity(sections, one_thread):
+def test_the_training_log_speaks_perplexity(sections):
     scale = real_english.SCALES["check"]
     corpus = real_english.gloss_corpus(sections, scale)
     model = real_english.make_bilm(sections, corpus, scale, 0)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from course.registry import EXERCISES_DIR, REFERENCE_DIR, ROOT, SECTIONS
+from course.registry import EXERCISES_DIR, REFERENCE_DIR, SECTIONS
 from course.signatures import Known
 from grading import similarity
 from grading.reports import json_report
@@ -465,7 +465,8 @@ def test_a_shared_digest_groups_and_another_digest_of_the_same_test_does_not(tmp
             vars(g) for g in similarity.shared_wrong_outputs(read, known)]})
 
 
-def test_a_graded_wrong_output_s_digest_reaches_the_json_and_no_learner(tmp_path):
+def test_a_graded_wrong_output_s_digest_reaches_the_json_and_no_learner(tmp_path,
+                                                                      grading_work_dir):
     """Through the grader's real path: two submissions with one catalogued mistake of section
     3 (bytes apart: each has its own run) compute the same wrong tensor in a test that
     compares with `assert_close`, a third with another mistake another; the JSON holds each
@@ -482,7 +483,7 @@ def test_a_graded_wrong_output_s_digest_reaches_the_json_and_no_learner(tmp_path
         (tmp_path / name / "exercises").mkdir(parents=True)
         (tmp_path / name / "exercises" / "s3_bilm.py").write_text(source)
     # A work folder of its own: make check runs another test file's gradings at the same time.
-    work, grades, results = ROOT / "build" / "grading-similarity-tests", \
+    work, grades, results = grading_work_dir("grading-similarity-tests"), \
         tmp_path / "grades.json", tmp_path / "results.json"
     common = ("--sections", "3", "--isolation", ISOLATION, "--work-dir", str(work), "--quiet")
     grade(*(str(tmp_path / n) for n in sources), *common, "--fresh", "--json", str(grades))

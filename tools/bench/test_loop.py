@@ -116,7 +116,9 @@ def measure(include_check: bool = True) -> list[CommandRun]:
 def slowest_test_files(path: Path = TOOLING_TIMES, count: int = SLOWEST_FILES
                        ) -> list[tuple[str, float]]:
     """The `count` tooling test files whose tests took longest in the last `make check`,
-    fixtures included, from pytest's JUnit XML: [(file, seconds)]; [] without one."""
+    fixtures included, from pytest's JUnit XML: [(file, seconds)]; [] without one. Each
+    test's file is the XML's own `file` (`make check` writes the xunit1 family, which names
+    it): a class name alone does not say where a module's name ends."""
     import xml.etree.ElementTree as ElementTree
 
     try:
@@ -125,7 +127,7 @@ def slowest_test_files(path: Path = TOOLING_TIMES, count: int = SLOWEST_FILES
         return []
     seconds: dict[str, float] = {}
     for case in cases:
-        name = case.get("classname", "").rsplit(".", 1)[0].replace(".", "/") + ".py"
+        name = case.get("file", "?")
         seconds[name] = seconds.get(name, 0.0) + float(case.get("time", 0))
     return sorted(seconds.items(), key=lambda item: -item[1])[:count]
 
