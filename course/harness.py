@@ -12,8 +12,9 @@ The sections import each other relatively (`from .s3_bilm import BiLM`), so a pa
 it takes: `load` makes one, named after a digest of its modules' bytes, whose modules are
 imported from their own files, where they are. Tracebacks, pytest's reports and a notebook's
 errors therefore name `exercises/s3_bilm.py` and its lines, and nothing is ever copied.
-Where the other folder lacks a section (or does not exist: the reference, in a learner's
-handout), that section comes from the implementation.
+Where the other folder does not exist (the reference, in a learner's handout), every
+section comes from the implementation; a section that it lacks is in no package (the fakes
+stand for the sections that another imports, and no more).
 
 Each package's modules run the bytes that were hashed, never a stale `__pycache__`; loading
 again after an edit gives a new package, and loading unchanged files gives the same one.
@@ -72,8 +73,7 @@ class Harness:
     Args:
         impl_dir: the folder of the implementation under test (section modules by name).
         others_dir: where the sections not under test come from (the tests' fakes, or the
-            reference); where it lacks a module (or does not exist), that section comes
-            from `impl_dir` too.
+            reference); where it does not exist, they come from `impl_dir` too.
     """
 
     def __init__(self, impl_dir: str | Path, others_dir: str | Path = REFERENCE_DIR) -> None:
@@ -82,10 +82,9 @@ class Harness:
 
     def source_for(self, under_test: Section, section: Section) -> Path:
         """The file that `section` comes from when `under_test` is the section tested."""
-        other = self.others_dir / section.file_name
-        if section == under_test or not other.exists():
+        if section == under_test or not self.others_dir.is_dir():
             return self.impl_dir / section.file_name
-        return other
+        return self.others_dir / section.file_name
 
     def load(self, under_test: Section) -> ModuleType:
         """A package of every section: `under_test` from the implementation, the others
