@@ -37,8 +37,8 @@ def _reverse(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 class BiLM(nn.Module):
     """Section 3's `BiLM(vocab_size, embedding_dim, hidden_dim, num_layers, padding_idx)`,
-    with its attributes `embedding`, `token_projection`, `forward_head`, `backward_head`,
-    which a subclass may replace (section 8 does)."""
+    with the attributes that a subclass replaces (section 8 does), `embedding` and
+    `token_projection`; each direction's scores come from a head of its own in `heads`."""
 
     def __init__(self, vocab_size: int, embedding_dim: int = 128, hidden_dim: int = 256,
                  num_layers: int = 2, padding_idx: int = 0) -> None:
@@ -51,8 +51,7 @@ class BiLM(nn.Module):
             nn.Linear(hidden_dim, hidden_dim) for _ in range(num_layers))
         self.backward_mixers = nn.ModuleList(
             nn.Linear(hidden_dim, hidden_dim) for _ in range(num_layers))
-        self.forward_head = nn.Linear(hidden_dim, vocab_size)
-        self.backward_head = nn.Linear(hidden_dim, vocab_size)
+        self.heads = nn.ModuleList(nn.Linear(hidden_dim, vocab_size) for _ in range(2))
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor | None = None) -> BiLMOutput:
         """ids (T, B) (or whatever the token layer takes, with T, B first), lengths (B,)."""
@@ -65,8 +64,8 @@ class BiLM(nn.Module):
                     for h in self._read(self.backward_mixers, _reverse(tokens, lengths))]
         layers = [torch.cat([tokens, tokens], -1),
                   *(torch.cat(pair, -1) for pair in zip(forward, backward, strict=True))]
-        return BiLMOutput(torch.stack(layers) * real, self.forward_head(forward[-1]),
-                          self.backward_head(backward[-1]))
+        return BiLMOutput(torch.stack(layers) * real, self.heads[0](forward[-1]),
+                          self.heads[1](backward[-1]))
 
     @staticmethod
     def _read(mixers: nn.ModuleList, x: torch.Tensor) -> list[torch.Tensor]:
