@@ -329,8 +329,9 @@ def test_every_section_scores_full_marks_on_the_reference(tmp_path):
 def one_section_done(tmp_path_factory):
     """The exercises with solutions' section 1 copied in, a syntax error in section 2 and a
     function deleted from section 3: the submission, and the results of sections 1-4 on it.
-    (Section 4's tests use sections 1-3; those of sections 5-7 meet only their own stub,
-    as `test_with_one_solution_module_copied_...` shows, which scores 0 on the pristine run.)"""
+    (Section 4's tests use the fakes of sections 1-3; those of sections 5-7 meet only their
+    own stub, as `test_with_one_solution_module_copied_...` shows, which scores 0 on the
+    pristine run.)"""
     impl = tmp_path_factory.mktemp("submission") / "impl"
     shutil.copytree(ROOT / "exercises", impl)
     shutil.copy(ROOT / "solutions" / "s1_setup.py", impl)
