@@ -419,7 +419,7 @@ def replicate(impl: Path, seeds: int = REPLICATE_SEEDS, jobs: int = 2,
         f"biLM on each of {seeds} seed(s), and each is measured against the untrained biLM it "
         f"started from, in {jobs} process(es); a line as each starts and finishes, and every "
         "20 s (Ctrl-C stops it)")
-    sections = Harness(impl, reference_dir=impl).sections(SECTIONS[-1])  # all impl's own
+    sections = Harness(impl, others_dir=impl).sections(SECTIONS[-1])  # all impl's own
     results, details = run(sections, range(seeds), jobs=jobs)
     if "char error" in details:
         print(f"the character biLM (section 8, a bonus) was not measured: "

@@ -1,17 +1,20 @@
-"""Load one section of an implementation under test, with every other section from the
-reference, so that a learner's unfinished or broken section never fails another's tests.
+"""Load one section of an implementation under test, with every other section from a folder
+of its own: for the section tests, the tests' fakes of the other sections (`FAKES_DIR`),
+so that what a section's tests run is that section and course code alone, the same in a
+learner's handout as in the grader; for a notebook, the reference where there is one.
 
-    harness = Harness(Path("exercises"))                 # the reference: course's default
+    harness = Harness(Path("exercises"), FAKES_DIR)
     package = harness.load(find_section("bilm"))
     bilm = harness.module(package, find_section("bilm"))      # exercises/s3_bilm.py
-    corpus = harness.module(package, find_section("corpus"))  # the reference's s2_corpus
+    corpus = harness.module(package, find_section("corpus"))  # tests/sections/fakes/s2_corpus.py
 
 The sections import each other relatively (`from .s3_bilm import BiLM`), so a package is all
 it takes: `load` makes one, named after a digest of its modules' bytes, whose modules are
 imported from their own files, where they are. Tracebacks, pytest's reports and a notebook's
 errors therefore name `exercises/s3_bilm.py` and its lines, and nothing is ever copied.
-Where the reference is absent (a learner's handout), every section comes from the
-implementation.
+Where the other folder does not exist (the reference, in a learner's handout), every
+section comes from the implementation; a section that it lacks is in no package (the fakes
+stand for the sections that another imports, and no more).
 
 Each package's modules run the bytes that were hashed, never a stale `__pycache__`; loading
 again after an edit gives a new package, and loading unchanged files gives the same one.
@@ -65,28 +68,27 @@ sys.meta_path.append(_FINDER)
 
 
 class Harness:
-    """The sections of `impl_dir`, each tested against the others of `reference_dir`.
+    """The sections of `impl_dir`, each run with the others of `others_dir`.
 
     Args:
         impl_dir: the folder of the implementation under test (section modules by name).
-        reference_dir: the reference's folder; where it lacks a module (or does not exist),
-            that section comes from `impl_dir` too.
+        others_dir: where the sections not under test come from (the tests' fakes, or the
+            reference); where it does not exist, they come from `impl_dir` too.
     """
 
-    def __init__(self, impl_dir: str | Path, reference_dir: str | Path = REFERENCE_DIR) -> None:
+    def __init__(self, impl_dir: str | Path, others_dir: str | Path = REFERENCE_DIR) -> None:
         self.impl_dir = Path(impl_dir).resolve()
-        self.reference_dir = Path(reference_dir).resolve()
+        self.others_dir = Path(others_dir).resolve()
 
     def source_for(self, under_test: Section, section: Section) -> Path:
         """The file that `section` comes from when `under_test` is the section tested."""
-        reference = self.reference_dir / section.file_name
-        if section == under_test or not reference.exists():
+        if section == under_test or not self.others_dir.is_dir():
             return self.impl_dir / section.file_name
-        return reference
+        return self.others_dir / section.file_name
 
     def load(self, under_test: Section) -> ModuleType:
         """A package of every section: `under_test` from the implementation, the others
-        from the reference. Its modules are imported when first asked for (`module`).
+        from `others_dir`. Its modules are imported when first asked for (`module`).
 
         Raises:
             FileNotFoundError: the implementation has no module for `under_test`.
@@ -107,7 +109,7 @@ class Harness:
             package = importlib.util.module_from_spec(spec)
             package.__path__ = []
             package.__doc__ = f"{under_test.module} from {self.impl_dir}, the others from " \
-                              f"{self.reference_dir}"
+                              f"{self.others_dir}"
             package.sources = files
             package.digests = {m: hashlib.sha256(s).hexdigest() for m, s in sources.items()}
             sys.modules[name] = package

@@ -1,7 +1,8 @@
 """A biLM pre-trained on the toy corpus with the default recipe, trained once and cached.
 
-Sections 5-7 (and their tests and notebooks) need a pre-trained biLM but are not about
-training one. `pretrained(package)` trains it with the package's own sections 1-4 and
+Sections 5-7 (and their notebooks) need a pre-trained biLM but are not about training one;
+the tests of sections 4-6 train the fakes' small biLM the same way (`tests/sections/fakes`).
+`pretrained(package)` trains it with the package's own sections 1-4 and
 caches the weights on disk, keyed by the source of those sections, the corpus they train on
 (`course/corpus.py`) and the torch version, so the same code never trains twice on one
 machine. `$ELMO_CACHE_DIR` moves the cache;

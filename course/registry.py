@@ -20,6 +20,7 @@ REGISTRY_FILE = ROOT / "course.toml"
 EXERCISES_DIR = ROOT / "exercises"  # the learner's implementation
 REFERENCE_DIR = ROOT / "solutions"  # the reference; absent from a learner's handout
 TESTS_DIR = ROOT / "tests" / "sections"
+FAKES_DIR = TESTS_DIR / "fakes"  # what a section's tests take of the other sections
 NOTEBOOKS_DIR = ROOT / "notebooks"
 BUILD_DIR = ROOT / "build"
 CACHE_DIR = BUILD_DIR / "cache"  # pre-trained biLMs (`course.pretrained`)
@@ -30,7 +31,7 @@ YOUR_ELMO_FILE = BUILD_DIR / "your-elmo-lines.json"  # its passed sections shown
 # ships and what every grading run is given, besides the implementation under test.
 RUNTIME_FILES = ("course.toml", "pytest.ini", "course/*.py", "course/*.mk", "course/*.toml",
                  "course/*.json",
-                 "tests/__init__.py", "tests/sections/*.py")
+                 "tests/__init__.py", "tests/sections/*.py", "tests/sections/fakes/*.py")
 
 # --- what a notebook prints -----------------------------------------------------------------
 # The widest line of a notebook's output, in characters: what the course book's column holds

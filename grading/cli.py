@@ -71,7 +71,7 @@ def parser() -> argparse.ArgumentParser:
                    help="stored results, the reference's cache, the runs (default build/grading)")
     p.add_argument("--fresh", action="store_true", help="regrade even what is stored")
     p.add_argument("--prepare-only", action="store_true",
-                   help="collect the tests and pre-train the reference biLM, grade nothing")
+                   help="collect the tests and train the fakes' biLM, grade nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--previous", type=Path, metavar="OLD.json",
                    help="a grades file (--json) to compare with: print what would change, "
@@ -174,7 +174,7 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
         if args.prepare_only:
             grader.prepare(check_isolation=False)
             print(f"prepared: {sum(map(len, grader.tests.values()))} tests collected, "
-                  f"reference biLM cached in {grader.cache}")
+                  f"the fakes' biLM cached in {grader.cache}")
             return 0
         try:
             store = Store(args.work_dir / "results", grader.settings_key)

@@ -4,12 +4,13 @@
 section is graded; what the store holds for the same bytes under the same settings is not
 graded again, and a module that several submissions hold byte for byte (an untouched stub) is
 run once. Before it runs anything it `prepare`s: it checks the isolation asked for and, in a
-child of its own (the course's code, trusted), collects the tests and has the reference biLM
-pre-trained. With a secret, each run draws hidden examples from its own seed
-(`grading.hidden`), and where a property test fails the reference runs on the same examples,
-for the text of the one it failed on (`grading.examples`). With a `deadline`, each run gets
-its share of the time left. A section that the grader itself failed to grade (an internal
-error) is reported but never stored, so that the same command grades it again.
+child of its own (the course's code, trusted), collects the tests and has the biLM that the
+tests of sections 5 and 6 read trained by the tests' fakes of the other sections. With a
+secret, each run draws hidden examples from its own seed (`grading.hidden`), and where a
+property test fails the reference runs on the same examples, for the text of the one it
+failed on (`grading.examples`). With a `deadline`, each run gets its share of the time left.
+A section that the grader itself failed to grade (an internal error) is reported but never
+stored, so that the same command grades it again.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Grader:
                  isolation: str = "bwrap", deadline_s: float | None = None,
                  course_root: Path = ROOT, secret: bytes | None = None) -> None:
         self.work_dir, self.sections = Path(work_dir).resolve(), sections
-        self.cache = self.work_dir / "cache"  # the reference biLM, pre-trained once
+        self.cache = self.work_dir / "cache"  # the fakes' biLM, trained once
         self.secret = secret  # hidden examples (`grading.hidden`) when given
         self.limits, self.isolation, self.deadline_s = limits or Limits(), isolation, deadline_s
         self.course_root, self.pristine = course_root, Pristine(course_root)
@@ -94,7 +95,7 @@ class Grader:
 
     def prepare(self, check_isolation: bool = True) -> None:
         """Check the isolation (unless only preparing: then only the course's code runs),
-        collect the tests and train (or find) the reference biLM, in a trusted child, or take
+        collect the tests and train (or find) the fakes' biLM, in a trusted child, or take
         what an earlier preparation of the same course kept; a `GraderError` where there is
         no isolation as asked or the tests do not collect."""
         self.mode = self.choose_isolation() if check_isolation else "none"

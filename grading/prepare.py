@@ -3,8 +3,9 @@ course's code, trusted): `python -m grading.prepare OUT.json`, run in the course
 
 * every section's tests, by node id in the order they run, collected against the reference: a
   run is scored against this list, so a test a crash kept from reporting counts, as lost;
-* the reference biLM, pre-trained (or found) in `$ELMO_CACHE_DIR`, and its file's name there,
-  of which every run gets a copy; files of an older reference are removed.
+* the biLM that the tests of sections 5 and 6 read, trained by the tests' fakes of sections
+  1-4 (tests/sections/fakes; or found) in `$ELMO_CACHE_DIR`, and its file's name there, of
+  which every run gets a copy; files of older fakes are removed.
 
 OUT.json: {"tests": {"1": [node ids], ...}, "cache_files": [file names]}
 """
@@ -21,7 +22,14 @@ import torch
 
 from course.harness import Harness
 from course.pretrained import pretrained
-from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, SECTIONS, section_of_test
+from course.registry import (
+    CACHE_ENV_VAR,
+    FAKES_DIR,
+    REFERENCE_DIR,
+    SECTIONS,
+    find_section,
+    section_of_test,
+)
 
 
 class _Collector:
@@ -37,7 +45,8 @@ def main(out: str) -> int:
                         "-p", "no:cacheprovider"], plugins=[collector])
     if code != pytest.ExitCode.OK:
         raise RuntimeError(f"collecting the section tests failed (pytest exit status {code})")
-    weights = pretrained(Harness(REFERENCE_DIR).load(SECTIONS[0])).model.state_dict()
+    fakes = Harness(REFERENCE_DIR, FAKES_DIR).load(find_section("extract"))  # 1-4: the fakes
+    weights = pretrained(fakes).model.state_dict()
     kept = []
     for path in sorted(Path(os.environ[CACHE_ENV_VAR]).glob("bilm-*.pt")):
         saved = torch.load(path, map_location="cpu", weights_only=True)["state_dict"]

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, RUNTIME_FILES, SECTIONS, Section
+from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, RUNTIME_FILES, Section
 
 from . import hidden
 from .zygote import remove_owned, remove_tree, writable_folders
@@ -69,12 +69,11 @@ class Pristine:
                       for pattern in (*RUNTIME_FILES, f"{REFERENCE_DIR.name}/*.py")
                       for path in sorted(root.glob(pattern)) if path.is_file()}
 
-    def for_section(self, section: Section) -> dict[str, bytes]:
-        """A run's course: the runtime and tests, and the earlier sections' reference (ref/)."""
-        earlier = {f"{REFERENCE_DIR.name}/{s.file_name}": f"ref/{s.file_name}"
-                   for s in SECTIONS if s.number < section.number}
-        return {earlier.get(name, name): data for name, data in self.files.items()
-                if not name.startswith(f"{REFERENCE_DIR.name}/") or name in earlier}
+    def course(self) -> dict[str, bytes]:
+        """A run's course: the runtime and tests, which hold the fakes of the other sections
+        (tests/sections/fakes); nothing of the reference."""
+        return {name: data for name, data in self.files.items()
+                if not name.startswith(f"{REFERENCE_DIR.name}/")}
 
 
 def write_tree(folder: Path, files: dict[str, bytes], gid: int = 0, mode: int = 0o755) -> None:
@@ -383,7 +382,7 @@ class Sandbox:
         inside = f"/runs/{run_dir.name}" if self.mode == "bwrap" else str(run_dir)
         scratch = f"/scratch/{run_dir.name}" if self.mode == "bwrap" else f"{run_dir}/scratch"
         write_tree(run_dir, {}, gid, 0o750)  # its own copy, its uid's group's alone
-        write_tree(run_dir / "course", self.pristine.for_section(section), gid, 0o750)
+        write_tree(run_dir / "course", self.pristine.course(), gid, 0o750)
         (run_dir / "module.py").write_bytes(source)
         files = {f"impl/{section.file_name}": run_dir / "module.py",
                  **{f"cache/{name}": path for name, path in self.cache_files.items()}}
@@ -392,8 +391,8 @@ class Sandbox:
                *([os.open(self.cpu.folders[slot] / "cgroup.procs", os.O_WRONLY)]
                  if self.cpu_share == "cgroup" else []),
                *(os.open(path, os.O_RDONLY) for path in files.values())]
-        argv = [*(examples or ["tests/sections"]), "--impl", f"{scratch}/impl", "--reference",
-                f"{inside}/course/ref", "--section", str(section.number), "-c", "pytest.ini",
+        argv = [*(examples or ["tests/sections"]), "--impl", f"{scratch}/impl",
+                "--section", str(section.number), "-c", "pytest.ini",
                 "--rootdir", ".", "--timeout", str(self.limits.test_timeout_s), "--tb=line",
                 "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         env = {**FIXED_ENV, "HOME": f"{scratch}/home", "TMPDIR": f"{scratch}/tmp",

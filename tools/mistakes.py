@@ -34,11 +34,11 @@ caught, any alternative fails a test, or an entry does not apply to the referenc
 
 What a run found is kept in `mistakes/record.json` (committed), each entry under a key: the
 digest of what decides its outcome (its edits, the code they edit and its test, never its
-words), of the code of the reference modules its section's tests load (its own and the
-earlier sections', their docstrings aside), and of the tests (its section's file, the words
-of its messages and docstrings aside, the shared helpers of `tests/sections`, the
-comparisons of `course/diagnose.py`). A later run checks again only the entries whose key
-changed, or that did not pass; `--rerun` checks every one.
+words), of the code of its section's reference module (its docstrings aside), and of the
+tests (its section's file, the words of its messages and docstrings aside, the shared
+helpers of `tests/sections` and the fakes of the other sections, the comparisons of
+`course/diagnose.py`). A later run checks again only the entries whose key changed, or that
+did not pass; `--rerun` checks every one.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from pathlib import Path
 from course import signatures
 from course.concepts import concept_of, title_of
 from course.harness import Harness
-from course.registry import REFERENCE_DIR, ROOT, SECTIONS, Section, find_section, shown
+from course.registry import FAKES_DIR, REFERENCE_DIR, ROOT, SECTIONS, Section, find_section, shown
 from course.results import ERROR, FAILED
 from course.signatures import SIGNATURES_FILE
 
@@ -71,8 +71,8 @@ from .exercises import find_blocks
 
 CATALOGUE_DIR = ROOT / "mistakes"
 RECORD_FILE = CATALOGUE_DIR / "record.json"
-SHARED_TEST_FILES = sorted((ROOT / "tests" / "sections").glob("[!t]*.py")) + [
-    ROOT / "course" / "diagnose.py"]  # the tests' helpers and comparisons, every section's
+SHARED_TEST_FILES = sorted((ROOT / "tests" / "sections").glob("[!t]*.py")) + sorted(
+    FAKES_DIR.glob("*.py")) + [ROOT / "course" / "diagnose.py"]  # every section's tests use
 CAUGHT = (FAILED, ERROR)
 TEST_TIMEOUT_S = 120  # a mistake that makes a test hang is reported, not waited for
 
@@ -314,7 +314,7 @@ def _block_lines(edit: Edit) -> tuple[list[str], list[str]]:
 
 def make_copy(mistake: Entry, directory: Path) -> Path:
     """`directory`, holding the mistaken module of the mistake's section and nothing else
-    (the harness takes every other section from the reference)."""
+    (the tests take every other section from their fakes)."""
     directory.mkdir(parents=True, exist_ok=True)
     name = mistake.section.file_name
     source = (REFERENCE_DIR / name).read_text()
@@ -324,11 +324,11 @@ def make_copy(mistake: Entry, directory: Path) -> Path:
 
 def seen_by_other_sections(mistake: Entry, copy: Path) -> list[str]:
     """The other sections whose tests would load the mistaken module from `copy`: none, as
-    long as the harness takes every section but the one under test from `solutions/`."""
-    harness = Harness(copy)
-    reference = REFERENCE_DIR / mistake.section.file_name
+    long as the tests take every section but the one under test from their fakes."""
+    harness = Harness(copy, FAKES_DIR)
+    fake = FAKES_DIR / mistake.section.file_name
     return [f"section {s.number}" for s in SECTIONS
-            if s != mistake.section and harness.source_for(s, mistake.section) != reference]
+            if s != mistake.section and harness.source_for(s, mistake.section) != fake]
 
 
 def _run_pytest(targets: list[str], impl: Path, results: Path, stop_first: bool,
@@ -454,10 +454,11 @@ def _job(task: tuple) -> tuple:
 
 
 def _warm_pretrained_cache() -> None:
-    """Train (or load) the reference biLM once, so that parallel jobs never train it twice."""
+    """Train (or load) the fakes' biLM, which the tests of sections 5 and 6 read, once, so
+    that parallel jobs never train it twice."""
     from course.pretrained import pretrained
 
-    pretrained(Harness(REFERENCE_DIR).load(SECTIONS[-1]))
+    pretrained(Harness(REFERENCE_DIR, FAKES_DIR).load(find_section("extract")))
 
 
 def _import_the_tests(sections: list[Section], profile: str) -> None:
@@ -515,13 +516,13 @@ def behaviour(entry: Entry) -> str:
 
 
 def entry_key(entry: Entry) -> str:
-    """What `entry`'s outcome depends on: its `behaviour`, the reference modules its
-    section's tests load, and those tests."""
+    """What `entry`'s outcome depends on: its `behaviour`, its section's reference module,
+    and that section's tests with what they load (the fakes)."""
     digest = hashlib.sha256(behaviour(entry).encode())
     section = entry.section
     for path in SHARED_TEST_FILES:
         digest.update(shown(path).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    code = [*(REFERENCE_DIR / s.file_name for s in SECTIONS if s.number <= section.number),
+    code = [REFERENCE_DIR / section.file_name,
             section.test_file]  # their code, not their docstrings' or messages' words
     for path in code:
         digest.update(shown(path).encode() + b"\0" + signatures.code_digest(path).encode())
@@ -550,16 +551,17 @@ def write_record(record: dict[str, dict], path: Path = RECORD_FILE) -> None:
 
 def _digests(catalogue_dir: Path = CATALOGUE_DIR) -> dict[str, str]:
     """{file: digest} of what the signatures were measured on: the section tests' code, each
-    catalogue file's entries' `behaviour` (their words may change freely) and the
+    catalogue file's entries' `behaviour` (their words may change freely), the fakes and the
     comparisons."""
     tests = [s.test_file for s in SECTIONS if s.test_file.exists()]
     entries = load_catalogue(catalogue_dir)
     catalogue = {shown(catalogue_dir / s.file_name): hashlib.sha256("\n".join(
         behaviour(e) for e in entries if e.section == s).encode()).hexdigest()
         for s in SECTIONS if (catalogue_dir / s.file_name).exists()}
-    comparisons = ROOT / "course" / "diagnose.py"
+    others = [*sorted(FAKES_DIR.glob("*.py")), ROOT / "course" / "diagnose.py"]
+    # the fakes decide what another section's code gives
     return {**{shown(f): signatures.code_digest(f) for f in tests}, **catalogue,
-            shown(comparisons): hashlib.sha256(comparisons.read_bytes()).hexdigest()}
+            **{shown(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in others}}
 
 
 def write_signatures(outcomes: list[Outcome], catalogue_dir: Path = CATALOGUE_DIR) -> None:

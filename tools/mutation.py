@@ -3,21 +3,14 @@ the report of their results.
 
 The plugin. mutmut copies `solutions/` to `mutants/solutions/`, where every function becomes
 a trampoline that runs the original or the mutant named by `$MUTANT_UNDER_TEST`
-("solutions.s3_bilm.xǁBiLMǁforward__mutmut_7"), choosing by module name. Three things stand
-between that and the section tests; the plugin handles each:
+("solutions.s3_bilm.xǁBiLMǁforward__mutmut_7"), choosing by module name. The harness
+imports each section under a package name of its own (`elmo_<digest>.s3_bilm`), so no
+trampoline would ever recognise its mutant: every mutant would run the original code and
+survive. The plugin names the trampolined functions' module as mutmut does,
+`solutions.<module>`. The tests of section k see the mutants of section k only, exactly as
+they see a learner's section k: every other section comes from the tests' fakes.
 
-* The harness imports each section under a package name of its own (`elmo_<digest>.s3_bilm`),
-  so no trampoline would ever recognise its mutant: every mutant would run the original code
-  and survive. The plugin names the trampolined functions' module as mutmut does,
-  `solutions.<module>`.
-* mutmut runs the tests inside `mutants/`, so the harness would take every section from the
-  mutated copy. The tests' `--reference DIR` points the harness back at the unmutated
-  `solutions/`: the tests of section k see the mutants of section k only, exactly as they
-  see a learner's section k and nothing else of the learner's.
-* Sections 5-7 use a biLM trained by the unmutated sections 1-4, which the repository's
-  cache already holds: the plugin points the cache there.
-
-    pytest tests/sections -p tools.mutation --reference=../solutions --impl=solutions
+    pytest tests/sections -p tools.mutation --impl=solutions
 
 (Options with `=`: pytest takes a path after a space for a test path when it looks for its
 configuration, and would find the repository's instead of the one in `mutants/`.)
@@ -52,7 +45,7 @@ from pathlib import Path
 
 import pytest
 
-from course.registry import CACHE_DIR, CACHE_ENV_VAR, ROOT, SECTIONS
+from course.registry import ROOT, SECTIONS
 
 SOURCE_PACKAGE = "solutions"
 MUTANTS_DIR = ROOT / "mutants"
@@ -93,12 +86,8 @@ def _named_as_mutmut_names_it(wrap_in_trampoline):
 def pytest_configure(config: pytest.Config) -> None:
     from mutmut.mutation import trampoline
 
-    reference = Path(config.getoption("--reference")).resolve()
-    if not (reference / "__init__.py").exists():
-        raise pytest.UsageError(f"--reference {reference}: not a solutions/ package")
     if not getattr(trampoline.wrap_in_trampoline, "renames_modules", False):  # once a process
         trampoline.wrap_in_trampoline = _named_as_mutmut_names_it(trampoline.wrap_in_trampoline)
-    os.environ.setdefault(CACHE_ENV_VAR, str(reference.parent / CACHE_DIR.relative_to(ROOT)))
 
 
 # --- the report ------------------------------------------------------------------------------

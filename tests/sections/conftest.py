@@ -4,10 +4,11 @@
 * `--section N|NAME` runs one section's tests.
 * Every section's module is a fixture named after the section (`setup`, `corpus`, `bilm`,
   `pretrain`, `extract`, `context`, `layer_weights`). In `test_s3_bilm.py` the fixture
-  `bilm` is the implementation's, and `corpus` comes from the reference: each test file sees
-  its own section from the implementation and the others from the reference, where there is
-  one (`course.harness`).
-* `trained` is a biLM pre-trained once per process and shared by the tests that need one.
+  `bilm` is the implementation's, and `corpus` is the tests' fake of section 2
+  (`tests/sections/fakes/`): each test file sees its own section from the implementation
+  and the others as fakes to their interface (`course.harness`), so that a learner's run and
+  the grader's run the same code, whatever the learner's other sections hold.
+* `trained` is a biLM trained once per process and shared by the tests that need one.
 
 What a failing test says, in the learner's terms, is `course.report`'s; each test's outcome
 is recorded by `course.results` (`--results-json FILE`).
@@ -27,8 +28,8 @@ from course.harness import Harness
 from course.pretrained import pretrained
 from course.registry import (
     EXERCISES_DIR,
+    FAKES_DIR,
     IMPL_ENV_VAR,
-    REFERENCE_DIR,
     ROOT,
     SECTIONS,
     Section,
@@ -70,19 +71,13 @@ torch.set_num_threads(1)
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--impl", default=os.environ.get(IMPL_ENV_VAR, EXERCISES_DIR.name),
                      help="directory of the implementation under test (default: exercises)")
-    parser.addoption("--reference", default=str(REFERENCE_DIR),
-                     help="directory of the reference that the other sections come from")
     parser.addoption("--section", default=os.environ.get("SECTION") or None,
                      help="run only this section's tests: a number (3) or a name (bilm)")
 
 
-def _folder(config: pytest.Config, option: str) -> Path:
-    path = Path(config.getoption(option))
-    return path if path.is_absolute() else (ROOT / path)
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    impl = _folder(config, "--impl")
+    impl = Path(config.getoption("--impl"))
+    impl = impl if impl.is_absolute() else ROOT / impl
     if not impl.is_dir():
         raise pytest.UsageError(
             f"--impl {config.getoption('--impl')}: {impl} is not a directory; "
@@ -94,7 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
             find_section(wanted)
         except KeyError as err:
             raise pytest.UsageError(f"--section {wanted}: {err.args[0]}") from None
-    config.stash[HARNESS] = Harness(impl, _folder(config, "--reference"))
+    config.stash[HARNESS] = Harness(impl, FAKES_DIR)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -126,7 +121,9 @@ for _section in SECTIONS:
 
 @pytest.fixture(scope="module")
 def trained(request: pytest.FixtureRequest) -> SimpleNamespace:
-    """A biLM pre-trained on the toy corpus with the default recipe by the sections 1-4 that
-    this test file sees: `.model`, `.word2idx`, `.idx2word`, `.history` (loss per epoch).
-    Trained once and cached (see `course.pretrained`); each test module gets its own copy."""
+    """A biLM trained on the toy corpus with the default recipe by the sections 1-4 that this
+    test file sees (in section 4's, the implementation's `train_bilm` on the fake biLM; in
+    the others', the fakes alone): `.model`, `.word2idx`, `.idx2word`, `.history` (loss per
+    epoch). Trained once and cached (see `course.pretrained`); each test module gets its own
+    copy."""
     return pretrained(_package_for(request))

@@ -473,7 +473,8 @@ def test_same_input_twice_gives_identical_output(small):
 
 def test_train_bilm_trains_every_part_of_a_char_bilm(setup, char_encoder, corpus, pretrain,
                                                      vocabulary):
-    """Section 4's train_bilm lowers a CharBiLM's loss and moves every encoder parameter."""
+    """Training by section 4's train_bilm (its fake, a plain trainer) lowers a CharBiLM's loss
+    and moves every encoder parameter."""
     setup.set_seed(0)
     model = char_encoder.CharBiLM(vocabulary, **SMALL)
     start = {name: p.detach().clone() for name, p in model.token_projection.named_parameters()}

@@ -70,7 +70,7 @@ def fresh_solution_results() -> Path | None:
     if not SOLUTION_RESULTS.exists():
         return None
     sources = [ROOT / "course.toml", *ROOT.glob("solutions/*.py"), *ROOT.glob("course/*.py"),
-               *ROOT.glob("tests/sections/*.py")]
+               *ROOT.glob("tests/sections/**/*.py")]
     fresh = SOLUTION_RESULTS.stat().st_mtime > max(p.stat().st_mtime for p in sources)
     return SOLUTION_RESULTS if fresh else None
 

@@ -19,7 +19,7 @@ import torch
 
 from course.harness import Harness
 from course.progress import SectionProgress, next_step, summarise, table
-from course.registry import ROOT, SECTIONS, STUB_MESSAGE, find_section
+from course.registry import FAKES_DIR, ROOT, SECTIONS, STUB_MESSAGE, find_section
 from course.results import NOT_IMPLEMENTED, PASSED
 from tests.tooling.conftest import fresh_solution_results
 from tools import exercises as gen
@@ -329,8 +329,9 @@ def test_every_section_scores_full_marks_on_the_reference(tmp_path):
 def one_section_done(tmp_path_factory):
     """The exercises with solutions' section 1 copied in, a syntax error in section 2 and a
     function deleted from section 3: the submission, and the results of sections 1-4 on it.
-    (Section 4's tests use sections 1-3; those of sections 5-7 meet only their own stub,
-    as `test_with_one_solution_module_copied_...` shows, which scores 0 on the pristine run.)"""
+    (Section 4's tests use the fakes of sections 1-3; those of sections 5-7 meet only their
+    own stub, as `test_with_one_solution_module_copied_...` shows, which scores 0 on the
+    pristine run.)"""
     impl = tmp_path_factory.mktemp("submission") / "impl"
     shutil.copytree(ROOT / "exercises", impl)
     shutil.copy(ROOT / "solutions" / "s1_setup.py", impl)
@@ -370,22 +371,20 @@ def test_make_test_for_the_finished_section_exits_zero_and_shows_progress(one_se
 
 
 @pytest.mark.parametrize("done", SECTIONS, ids=lambda s: s.name)
-def test_with_one_solution_module_copied_its_tests_run_only_reference_code(tmp_path, done):
-    """With isolation, `make test SECTION=n` on such a copy runs what `make test-solutions
-    SECTION=n` runs (which passes), and every other section's tests meet only their stub."""
+def test_with_one_solution_module_copied_its_tests_run_it_and_the_fakes_alone(tmp_path, done):
+    """`make test SECTION=n` on such a copy runs what `make test-solutions SECTION=n` runs
+    (which passes): the copied module, and of the other sections the tests' fakes, never the
+    learner's own, whatever they hold (a stub here)."""
     impl = tmp_path / "impl"
     shutil.copytree(ROOT / "exercises", impl)
     shutil.copy(ROOT / "solutions" / f"{done.module}.py", impl)
-    harness = Harness(impl)
-    for under_test in SECTIONS:
-        sources = [harness.source_for(under_test, section).read_bytes() for section in SECTIONS]
-        reference = [(ROOT / "solutions" / f"{s.module}.py").read_bytes() for s in SECTIONS]
-        if under_test == done:
-            assert sources == reference
-            continue
-        own = under_test.number - 1
-        assert sources[own] == (ROOT / "exercises" / f"{under_test.module}.py").read_bytes()
-        assert sources[:own] + sources[own + 1:] == reference[:own] + reference[own + 1:]
+    learner = Harness(impl, FAKES_DIR)
+    for section in SECTIONS:
+        if section == done:
+            assert learner.source_for(done, section).read_bytes() == (
+                ROOT / "solutions" / section.file_name).read_bytes()
+        else:
+            assert learner.source_for(done, section) == FAKES_DIR / section.file_name
 
 
 # --- what a failing test says -------------------------------------------------------------

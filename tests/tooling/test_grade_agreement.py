@@ -5,13 +5,16 @@ sums them) give the same points per section, and the grader's Canvas CSV (`--can
 total.
 
 The submissions: the reference, and one with two catalogued mistakes
-(`tools.mistakes.make_copy`), one in each section, each in a handout-like layout: a released
-handout whose `exercises/` holds the reference's modules of sections 1 and 2 (the stubs
-elsewhere), the mistaken one with each mistake's module in place of its own. Only sections 1
-and 2 are graded, the cheap ones (a few seconds each): sections 3-7 pre-train biLMs and
-would take minutes per submission on two shared cores. Most of its time is the four pytest
-runs per submission (two `make grade`, two Classroom steps). The handouts use this
-repository's environment (a link to it as their `.venv`), so nothing is installed.
+(`tools.mistakes.make_copy`), one in each of sections 1 and 2, each in a handout-like layout:
+a released handout whose `exercises/` holds the reference's modules of sections 1, 2 and 5
+(the stubs elsewhere), the mistaken one with each mistake's module in place of its own.
+Section 5 reads a biLM, and the learner's sections 3 and 4 are stubs: its tests run the
+fakes of the other sections, so the table gives it what the grader gives. Only sections 1,
+2 and 5 are graded, the cheap ones (a few seconds each): sections 3, 4 and 8 train biLMs of
+the learner's, and would take minutes per submission on two shared cores. Most of its time
+is the six pytest runs per submission (a `make grade` and a Classroom step per section). The
+handouts use this repository's environment (a link to it as their `.venv`), so nothing is
+installed.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from tests.tooling.test_grading import ISOLATION
 from tools import classroom as workflow_tool
 from tools import mistakes, release
 
-SECTIONS_GRADED = (find_section(1), find_section(2))
+SECTIONS_GRADED = (find_section(1), find_section(2), find_section("extract"))
 MISTAKES = ("numpy-not-seeded", "unknown-word-raises")  # a wrong answer; an exception
 TABLE_ROW = re.compile(r"^\s*(?P<number>\d+) \w+(?: \(bonus\))?\s+\S+\s+(?P<points>[\d.]+)/\d+",
                        re.M)
@@ -155,8 +158,10 @@ def test_every_output_gives_the_same_points_per_section(grades):
 @pytest.mark.slow
 def test_the_reference_earns_everything_and_each_mistake_costs_its_section(grades):
     full = {s.number: float(s.points) for s in SECTIONS_GRADED}
-    assert grades["reference"]["grader"] == full
+    assert grades["reference"]["grader"] == full, "section 5 in full, sections 3-4 stubs"
     catalogue = {m.id: m for m in mistakes.load_catalogue()}
-    assert {catalogue[m].section.number for m in MISTAKES} == set(full), "one in each"
+    mistaken = {catalogue[m].section.number for m in MISTAKES}
+    assert mistaken == {1, 2}, "one in each of sections 1 and 2"
     scores = grades["mistaken"]["grader"]
-    assert all(0 < scores[n] < full[n] for n in full), scores
+    assert all(0 < scores[n] < full[n] if n in mistaken else scores[n] == full[n]
+               for n in full), scores

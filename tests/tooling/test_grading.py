@@ -150,7 +150,8 @@ with open(3, "w", closefd=False) as _stream:
 """
 LOCK_SENDER = """
 import fcntl, time, torch
-_text = open("ref/s1_setup.py", "rb").read()
+_text = open(__file__, "rb").read()
+_text = _text[_text.index(({mark}).encode()):]  # its own solution's text, from the mark
 try:
     with open(torch.__file__, "rb") as _shared:
         for _at, _byte in enumerate(_text[:2000]):
@@ -179,14 +180,14 @@ _code = _receive()
 if _code:
     exec(_code, globals())
 """
-EXFILTRATES = {  # a section after the first holds section 1's reference; every one, the tests
-    "message": 'raise RuntimeError(open("ref/s1_setup.py").read() + open("{test}").read())',
-    "print": 'print(open("ref/s1_setup.py").read(), open("{test}").read(), flush=True)',
+EXFILTRATES = {  # the tests, a hidden one too, which every run holds (no run holds the reference)
+    "message": 'raise RuntimeError(open("{test}").read())',
+    "print": 'print(open("{test}").read(), flush=True)',
     "file": ('import os\nfor _place in (".", os.environ["HOME"], os.environ["TMPDIR"], "/tmp", '
              '"/dev/shm"):\n    try:\n        open(_place + "/leak.txt", "w").write(open('
-             '"ref/s1_setup.py").read())\n    except OSError:\n        pass'),
+             '"{test}").read())\n    except OSError:\n        pass'),
     "test name": ('import json\nopen(3, "w", closefd=False).write(json.dumps({"kind": "test", '
-                  '"nodeid": open("ref/s1_setup.py").read(), "status": "passed", "error": "", '
+                  '"nodeid": open("{test}").read(), "status": "passed", "error": "", '
                   '"line": None, "errno": None, "example_index": None, "digest": None}) + '
                   '"\\n")'),
 }
@@ -531,9 +532,9 @@ HOSTILE_OUTCOMES = [  # (sample, section, the flags it carries, or None: held, p
     ("steals_the_answer_key", "setup", None), ("steals_the_answer_key", "corpus", None),
     *((name, "setup", {"untrusted-run"}) for name in ("cuts_its_stream", "floods_its_stream",
                                                       "injects_a_note", "steals_a_key")),
-    # section 2's run signals section 1's reference by locks on a file both runs open
+    # section 2's run signals its own solution's text by locks on a file both runs open
     ("lock_channel", "setup", None),
-    # section 1's reference and the hidden test by message, print, file and test name
+    # the hidden test by message, print, file and test name
     *(("exfiltrates", key, None) for key in ("corpus", "bilm", "pretrain")),
     ("exfiltrates", "extract", {"untrusted-run"}),
     ("outlives_and_harms", "setup", None), ("hoards_memory", "setup", None),
