@@ -147,9 +147,16 @@ MISTAKES = [
         concept="a residual connection adds layer 1 to layer 2 (the paper, Sec. 3.4)",
         caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",
         edits=[Edit("BiLM._run_stack", """
-            if depth > 0:
+            if depth > 0 and self.residual:
                 layer_output = layer_output + layer_input  # residual, as in the paper
         """, "")],
+    ),
+    Mistake(
+        "residual-switch-ignored",
+        "the residual connection is always added, whatever `residual` says",
+        concept="residual=False leaves layer 2 its LSTM's output alone (section 3's experiment)",
+        caught_by="test_without_its_residual_layer_2_is_its_lstm_alone",
+        edits=[Edit("BiLM._run_stack", "if depth > 0 and self.residual:", "if depth > 0:")],
     ),
     Mistake(
         "residual-into-layer-1",
@@ -157,7 +164,7 @@ MISTAKES = [
         concept="the residual connection joins LSTM layers: layer 1 is the first LSTM's output",
         caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",
         edits=[Edit("BiLM._run_stack", """
-            if depth > 0:
+            if depth > 0 and self.residual:
                 layer_output = layer_output + layer_input  # residual, as in the paper
         """, """
             layer_output = layer_output + layer_input
