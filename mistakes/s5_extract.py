@@ -4,7 +4,7 @@ import textwrap
 
 from tools.mistakes import Alternative, Edit, Mistake
 
-ROWS = "layers[:, 1 : 1 + len(w), b]"
+ROWS = "layers[:, first : first + len(w), b]"
 # The biLM run in eval mode, without gradients, and the mode put back.
 RUN = """
 was_training = model.training
@@ -59,8 +59,8 @@ MISTAKES = [
         "get_elmo_embeddings runs the biLM on the words alone, without <s> and </s>",
         concept="the biLM reads a sentence as it was pre-trained: <s> w_1 .. w_n </s>",
         caught_by="test_rows_are_the_words_read_between_boundaries",
-        edits=[Edit("get_elmo_embeddings", "pad_batch([[BOS, *w, EOS] for w in word_ids])",
-                    "pad_batch(word_ids)"),
+        edits=[Edit("get_elmo_embeddings", "[BOS, *w, EOS] if boundaries else w for w",
+                    "w for w"),
                Edit("get_elmo_embeddings", ROWS, "layers[:, : len(w), b]")],
     ),
     Mistake(
@@ -68,7 +68,7 @@ MISTAKES = [
         "get_elmo_embeddings feeds <s> w_1 .. w_n, without the </s> the backward LM starts from",
         concept="the biLM reads a sentence as it was pre-trained: <s> w_1 .. w_n </s>",
         caught_by="test_rows_are_the_words_read_between_boundaries",
-        edits=[Edit("get_elmo_embeddings", "[BOS, *w, EOS] for w", "[BOS, *w] for w")],
+        edits=[Edit("get_elmo_embeddings", "[BOS, *w, EOS] if", "[BOS, *w] if")],
     ),
     Mistake(
         "boundaries-kept-off-by-one",
@@ -97,14 +97,14 @@ MISTAKES = [
         "get_elmo_embeddings returns the top layer alone",
         concept="ELMo's representation of a word is every layer, j = 0 .. L",
         caught_by="test_one_sentence_gives_three_layers_per_word",
-        edits=[Edit("get_elmo_embeddings", ROWS, "layers[-1, 1 : 1 + len(w), b]")],
+        edits=[Edit("get_elmo_embeddings", ROWS, "layers[-1, first : first + len(w), b]")],
     ),
     Mistake(
         "layer-0-dropped",
         "get_elmo_embeddings returns the LSTM layers only, without the token layer",
         concept="ELMo's representation of a word is every layer, the token layer 0 included",
         caught_by="test_one_sentence_gives_three_layers_per_word",
-        edits=[Edit("get_elmo_embeddings", ROWS, "layers[1:, 1 : 1 + len(w), b]")],
+        edits=[Edit("get_elmo_embeddings", ROWS, "layers[1:, first : first + len(w), b]")],
     ),
     Mistake(
         "one-sentence-as-a-list",
@@ -145,10 +145,10 @@ ALTERNATIVES = [
         "get_elmo_embeddings runs the biLM on each sentence alone, its ids made on the model's "
         "device",
         edits=[Edit("get_elmo_embeddings", f"""
-            ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
+            ids, lengths = pad_batch([[BOS, *w, EOS] if boundaries else w for w in word_ids])
             device = next(model.parameters()).device
             {RUN.strip().replace(chr(10), chr(10) + " " * 12)}
-            embeddings = [layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]
+            embeddings = [layers[:, first : first + len(w), b] for b, w in enumerate(word_ids)]
         """, """
             device = next(model.parameters()).device
             was_training = model.training
@@ -157,8 +157,9 @@ ALTERNATIVES = [
             try:
                 with torch.no_grad():
                     for w in word_ids:
-                        ids = torch.tensor([BOS, *w, EOS], device=device).unsqueeze(1)
-                        embeddings.append(model(ids).layers[:, 1:-1, 0])
+                        read = [BOS, *w, EOS] if boundaries else w
+                        ids = torch.tensor(read, device=device).unsqueeze(1)
+                        embeddings.append(model(ids).layers[:, first : first + len(w), 0])
             finally:
                 model.train(was_training)
         """)],
@@ -167,8 +168,8 @@ ALTERNATIVES = [
         "rows-cut-by-the-lengths",
         "each sentence's rows are cut with the padded batch's lengths, from 1 to length - 1",
         edits=[Edit("get_elmo_embeddings",
-                    "[layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]",
-                    "[layers[:, 1 : int(n) - 1, b] for b, n in enumerate(lengths)]")],
+                    "[layers[:, first : first + len(w), b] for b, w in enumerate(word_ids)]",
+                    "[layers[:, first : int(n) - first, b] for b, n in enumerate(lengths)]")],
     ),
     Alternative(
         "extraction-with-grad-disabled",
