@@ -306,11 +306,14 @@ def _is_reference(sections: Sections) -> bool:
     return bool(files) and all(Path(f).parent == REFERENCE_DIR for f in files.values())
 
 
+NAMES = 31  # the width of a row's name, "switched: do_layer_norm=False" the longest
+
+
 def _row(name: str, yours: float, theirs: dict | None, signed: bool = False) -> str:
     sign = "+" if signed else ""
     reference_cell = "" if theirs is None else (
         f"{theirs['mean']:{sign}.3f} ± {2 * theirs['sd']:.3f}")
-    return f"  {name:<26}{f'{yours:{sign}.3f}':>12}    {reference_cell}"
+    return f"  {name:<{NAMES}}{f'{yours:{sign}.3f}':>12}    {reference_cell}"
 
 
 def table(experiment: Experiment, found: dict[str, float], summary: dict | None,
@@ -318,7 +321,7 @@ def table(experiment: Experiment, found: dict[str, float], summary: dict | None,
     """Your numbers beside the reference's, as named columns."""
     switched = experiment.switch
     seeds = "not measured" if summary is None else f"{summary['n']} seeds, mean ± 2 sd"
-    header = f"  {'':<26}{'your biLM':>12}    the reference ({seeds})"
+    header = f"  {'':<{NAMES}}{'your biLM':>12}    the reference ({seeds})"
     rows = [_row(DEFAULT, found[DEFAULT], summary and summary[DEFAULT]),
             _row(f"{SWITCHED}: {experiment.label}", found[SWITCHED],
                  summary and summary[SWITCHED]),

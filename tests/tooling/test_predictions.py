@@ -77,6 +77,11 @@ def test_the_numbers_are_shown_beside_the_control_and_the_reference(toy, learner
     assert all(len(line) <= 88 for line in out.splitlines()), out
 
 
+def test_every_experiments_rows_keep_their_columns():
+    names = [f"{predictions.SWITCHED}: {e.label}" for e in predictions.EXPERIMENTS.values()]
+    assert max(map(len, names)) < predictions.NAMES, "a row's name runs into its number"
+
+
 def test_every_prediction_is_kept_counted_and_shown_beside_its_outcome(toy, learners,
                                                                          tmp_path, capsys):
     state = tmp_path / "progress.json"
