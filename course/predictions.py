@@ -11,9 +11,10 @@ It measures one number, the experiment's quantity, on your biLM as the course bu
 ("as built"), on your biLM with the switch changed ("switched"), both from one seed, and on
 the untrained biLM they start from (the control: what the architecture gives before any
 training). Beside each it prints the reference's mean over its seeds and that mean's seed
-noise, read from `course/predictions.json` (measured by `python -m tools.predictions`, never
-typed). Your prediction and your numbers are kept in your state (`build/progress.json`):
-`make progress` counts the predictions you made and shows each beside what your biLM did.
+noise, read from `course/predictions.json` (measured on the reference over its seeds,
+never typed; the file names the command and the machine). Your prediction and your numbers
+are kept in your state (`build/progress.json`): `make progress` counts the predictions you
+made and shows each beside what your biLM did.
 Nothing is scored: a prediction that missed is the one that teaches most.
 
 Each experiment runs in well under a minute on two cores (the first time; its numbers are
@@ -96,7 +97,7 @@ def _trained(sections: Sections, seed: int, make: Callable[[], nn.Module] | None
         if seed == TRAINING_SEED:
             return pretrained(sections.package, characters).model.eval()
         key = (sections.package.__name__, seed, characters)  # the package names its bytes
-        if key not in _AS_BUILT:  # another seed's (`tools.predictions`): trained once
+        if key not in _AS_BUILT:  # another seed's (the reference's seeds): trained once
             _AS_BUILT[key] = experiments.pretrain(sections, seed, word2idx, characters)[0]
         return copy.deepcopy(_AS_BUILT[key]).eval()
     sections.setup.set_seed(seed)
@@ -288,7 +289,7 @@ def measure(sections: Sections, name: str, seed: int = TRAINING_SEED) -> dict[st
 
 
 def reference(name: str, results: Path | None = None) -> dict | None:
-    """The reference's summary of experiment `name` (`tools.predictions` writes it): "n"
+    """The reference's summary of experiment `name` (`course/predictions.json`): "n"
     seeds, for each of MEASURED its "mean" and "sd" over the seeds, and "effect" (switched
     minus as built, seed by seed) with its "mean" and "sd"; None where it was not measured."""
     try:

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         pool.terminate()
         pool.join()
     results = {
-        "command": f"python -m tools.predictions --seeds {args.seeds} --jobs {args.jobs}",
+        "command": f"make predictions PREDICTION_SEEDS={args.seeds}",
         "measured": datetime.date.today().isoformat(),
         "machine": f"{os.cpu_count()} cores ({platform.machine()}), load average "
                    f"{load[0]:.1f} at the start, {args.jobs} processes of one torch thread",

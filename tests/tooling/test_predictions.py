@@ -145,7 +145,7 @@ def test_every_experiment_is_measured_and_beyond_twice_its_seed_noise():
         assert summary["n"] >= 5 and len(found["seeds"]) == summary["n"]
         assert abs(summary["effect"]["mean"]) >= 2 * summary["effect"]["sd"], (
             f"{name}: its effect is within twice its seed noise: not an experiment to keep")
-    assert RESULTS["command"].startswith("python -m tools.predictions")
+    assert RESULTS["command"].startswith("make predictions")
 
 
 @pytest.mark.parametrize("name", ["boundaries", "centre"])
