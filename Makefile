@@ -82,6 +82,17 @@ DEMO_SEEDS ?= 10
 demo: $(STAMP) ## the seed notebook end to end on solutions/: results.json, tables, figures in build/demo
 	$(PY) -m tools.demo --seeds $(DEMO_SEEDS)
 
+# --- the notebooks' experiments: make predictions ---------------------------------------
+# Each notebook of sections 3-8 asks for a prediction, then runs one switch of the learner's
+# code (course/predictions.py) and prints their numbers beside the reference's: these, over
+# PREDICTION_SEEDS seeds, with each effect's seed noise, in course/predictions.json
+# (tools/predictions.py; tests/tooling/test_predictions.py holds each effect beyond twice it).
+.PHONY: predictions
+PREDICTION_SEEDS ?= 5
+
+predictions: $(STAMP) ## the notebooks' experiments on the reference, 5 seeds: course/predictions.json (minutes)
+	$(PY) -m tools.predictions --seeds $(PREDICTION_SEEDS)
+
 # --- instructors: grading, release, autograder ------------------------------------------
 # Grading itself is `$(PY) -m grading SUBMISSION...` (docs/instructors.md); its tests are in
 # tests/tooling/test_grading.py, which `make check` runs with the other tooling tests.

@@ -437,7 +437,8 @@ def sense_task(sections: Sections, model: nn.Module, word2idx: dict[str, int],
 
 
 def cross_validate(sections: Sections, task: ProbeTask, layers: Sequence[int] | None = None,
-                   seed: int = 0, **fit_options) -> tuple[float, list[nn.Module]]:
+                   seed: int = 0, probe_options: Mapping[str, Any] | None = None,
+                   **fit_options) -> tuple[float, list[nn.Module]]:
     """Score each fold with section 7's `ScalarMixProbe` trained on that fold's
     `task.train_on`.
 
@@ -447,6 +448,7 @@ def cross_validate(sections: Sections, task: ProbeTask, layers: Sequence[int] | 
         task: the labelled embeddings.
         layers: which layers to mix (e.g. [1] for a single-layer probe); None: all of them.
         seed: seeds the classifiers' initial weights (fold k uses seed + k).
+        probe_options: passed to `ScalarMixProbe` (its switches, e.g. `learn_mix=False`).
         fit_options: passed to `ScalarMixProbe.fit` (epochs, lr).
 
     Returns:
@@ -458,7 +460,8 @@ def cross_validate(sections: Sections, task: ProbeTask, layers: Sequence[int] | 
     for fold in range(NUM_FOLDS):
         train, held_out = task.train_on[fold], task.folds == fold
         set_seed(seed + fold)  # the classifier's initial weights
-        probe = probe_class(chosen.shape[0], chosen.shape[-1], len(task.classes))
+        probe = probe_class(chosen.shape[0], chosen.shape[-1], len(task.classes),
+                            **(probe_options or {}))
         probe.fit(chosen[:, train], task.labels[train], **fit_options)
         correct += int((probe.predict(chosen[:, held_out]) == task.labels[held_out]).sum())
         probes.append(probe)

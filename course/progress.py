@@ -18,7 +18,9 @@ order, that is not done: its hint from the registry, and its first test that doe
 (or the command that runs it).
 
 After the table and the next step, each section that passed in this run shows a few lines of
-what the learner's own ELMo computes, as the run wrote them (`--your-elmo`, below).
+what the learner's own ELMo computes, as the run wrote them (`--your-elmo`, below); then how
+many predictions the learner made before the notebooks' experiments (`course.predictions`),
+the latest beside what their biLM did. Nothing is scored.
 """
 
 from __future__ import annotations
@@ -253,12 +255,36 @@ def after_pass(progress: list[SectionProgress], ran: list[int],
     return lines
 
 
+# --- the predictions made ------------------------------------------------------------------
+# Each notebook of sections 3-8 asks for a one-line prediction before an experiment on the
+# learner's own code (`course.predictions.run` keeps both in the state). The table counts them
+# and shows the latest beside what the learner's biLM did: the surprise, never a score.
+
+LATEST_PREDICTIONS = 3
+
+
+def predictions_made(predictions: list[dict], latest: int = LATEST_PREDICTIONS) -> list[str]:
+    """How many predictions were made, and the `latest` of them, each beside its outcome."""
+    if not predictions:
+        return []
+    sections = sorted({int(p["section"]) for p in predictions})
+    lines = ["", f"Predictions made before an experiment: {len(predictions)} (sections "
+             f"{', '.join(map(str, sections))}); the latest, beside what your biLM did:"]
+    for p in predictions[-latest:]:
+        lines += [f"  section {p['section']}, {p['switch']}",
+                  f"    you predicted: {p['prediction']}", f"    your biLM: {p['outcome']}"]
+    return lines
+
+
 def render(progress: list[SectionProgress], impl_dir: Path, ran: list[int] = (),
            now: datetime.datetime | None = None,
-           your_elmo: dict[int, list[str]] | None = None) -> str:
-    """The whole output: the table, the next step, then what passed sections show."""
+           your_elmo: dict[int, list[str]] | None = None,
+           predictions: list[dict] = ()) -> str:
+    """The whole output: the table, the next step, what passed sections show, then the
+    predictions made."""
     return "\n".join([table(progress, now), "", next_step(progress, impl_dir),
-                      *after_pass(progress, list(ran), your_elmo or {})])
+                      *after_pass(progress, list(ran), your_elmo or {}),
+                      *predictions_made(list(predictions))])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -293,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         state.save()
     your_elmo = args.your_elmo if args.your_elmo.is_absolute() else (ROOT / args.your_elmo)
     lines = read_your_elmo(your_elmo, ran_at) if ran else {}
-    print(f"\n{render(from_state(state, impl_dir), impl_dir, ran, your_elmo=lines)}")
+    print("\n" + render(from_state(state, impl_dir), impl_dir, ran, your_elmo=lines,
+                        predictions=state.predictions))
     return 0
 
 

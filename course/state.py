@@ -1,9 +1,11 @@
-"""What the learner's runs leave behind: the last result of every section and the hints shown.
+"""What the learner's runs leave behind: the last result of every section, the hints shown,
+and the predictions made before the notebooks' experiments.
 
     state = State.load(STATE_FILE)
     state.record_run(records, impl)      # the sections this run ran; the others stay as they were
     state.runs_of(impl)                  # {section number: SectionRun}
     state.hints_shown(3, "BiLM.forward") # how many rungs of that ladder were shown
+    state.record_prediction({...})       # a prediction and what the experiment gave
     state.save()
 
 The file (`build/progress.json` by default; `make test` and `make hint` keep it, it is never in
@@ -13,7 +15,9 @@ the submission) is JSON:
      "runs": {"exercises": {"3": {"ran_at": "2026-12-03T17:43:02+00:00",
                                   "module_digest": "<sha256 of s3_bilm.py as the run found it>",
                                   "records": [<course.results records of section 3>]}}},
-     "hints": {"3": {"BiLM.forward": 2}}}
+     "hints": {"3": {"BiLM.forward": 2}},
+     "predictions": [{"experiment": "residual", "section": 3, "prediction": "<one line>",
+                      "outcome": "<what the learner's biLM did>", ...}]}
 
 `runs` is kept per implementation (its folder as the course names it), so that testing
 another folder never overwrites what the learner's own `exercises/` did. A file that cannot
@@ -63,6 +67,7 @@ class State:
         data = data or {}
         self.runs: dict[str, dict[str, dict]] = data.get("runs", {})
         self.hints: dict[str, dict[str, int]] = data.get("hints", {})
+        self.predictions: list[dict] = data.get("predictions", [])
 
     @classmethod
     def load(cls, path: Path = STATE_FILE) -> State:
@@ -80,7 +85,8 @@ class State:
     def save(self) -> None:
         """Write the file whole or not at all (a temporary file, then a rename)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"format": FORMAT, "runs": self.runs, "hints": self.hints}
+        data = {"format": FORMAT, "runs": self.runs, "hints": self.hints,
+                "predictions": self.predictions}
         with tempfile.NamedTemporaryFile("w", dir=self.path.parent, prefix=".progress-",
                                          suffix=".json", delete=False) as f:
             json.dump(data, f, indent=1)
@@ -123,3 +129,10 @@ class State:
     def hints_used(self, section: Section | int) -> int:
         number = section if isinstance(section, int) else section.number
         return sum(self.hints.get(str(number), {}).values())
+
+    # --- predictions ------------------------------------------------------------------------
+
+    def record_prediction(self, made: dict) -> None:
+        """Keep a prediction and its experiment's outcome (`course.predictions.run`), after
+        the earlier ones: every prediction counts, a repeated experiment too."""
+        self.predictions.append(made)

@@ -86,6 +86,9 @@ class BiLM(nn.Module):
         hidden_dim: width of every LSTM layer and of the projection p (the seed's 256).
         num_layers: LSTM layers per direction (the seed's 2).
         padding_idx: the index of <pad>; its embedding is zero and stays zero.
+        residual: True (the paper's) adds each LSTM layer's input to its output from layer 2
+            on (see `forward`); False leaves every layer its LSTM's output alone. The
+            notebook of this section trains both and compares their held-out loss.
 
     The parts that other sections, the notebooks and the analyses read:
 
@@ -115,6 +118,7 @@ class BiLM(nn.Module):
         hidden_dim: int = 256,
         num_layers: int = 2,
         padding_idx: int = 0,
+        residual: bool = True,
     ) -> None:
         check_sizes(vocab_size=vocab_size, embedding_dim=embedding_dim, hidden_dim=hidden_dim,
                     num_layers=num_layers)  # clear errors for sizes that compute nothing, given
@@ -129,6 +133,7 @@ class BiLM(nn.Module):
             layer 0 = [p; p]
             layer 1 = [h_f1; h_b1]        h_f1 = LSTM_f1(p), no residual from p
             layer j = [h_fj; h_bj]        h_fj = LSTM_fj(h_f(j-1)) + h_f(j-1), for j >= 2
+                                          (h_fj = LSTM_fj(h_f(j-1)) alone without `residual`)
             forward_logits  = forward_head(h_f top)     (the scores of token t + 1)
             backward_logits = backward_head(h_b top)    (the scores of token t - 1)
 
@@ -157,13 +162,13 @@ class BiLM(nn.Module):
         lengths = self._check_input(ids, lengths)  # clear errors for bad input, given below
         raise NotImplementedError("section 3 (bilm): BiLM.forward is not implemented yet")
 
-    @staticmethod
-    def _run_stack(lstms: nn.ModuleList, inputs: torch.Tensor) -> list[torch.Tensor]:
+    def _run_stack(self, lstms: nn.ModuleList, inputs: torch.Tensor) -> list[torch.Tensor]:
         """The output sequence (T, B, H) of every layer of one direction's LSTM stack.
 
         Layer 1 is the first LSTM's output on `inputs`; every higher layer is its LSTM's
-        output on the layer below, plus that layer (the residual connection). Each LSTM
-        starts from its zero state on every call, so the same input gives the same output.
+        output on the layer below, plus that layer where the biLM has its residual
+        connection (`residual`). Each LSTM starts from its zero state on every call, so the
+        same input gives the same output.
 
         A helper for `forward`, run once per direction; no test calls it, so its signature
         is yours to change if you hold the LSTMs otherwise.

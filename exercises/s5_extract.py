@@ -36,6 +36,7 @@ def get_elmo_embeddings(
     model: BiLM,
     sentences: Sentence | Sequence[Sentence],
     word2idx: dict[str, int] | None = None,
+    boundaries: bool = True,
 ) -> torch.Tensor | list[torch.Tensor]:
     """Layer-wise contextual embeddings of every word, from the biLM in eval mode.
 
@@ -53,6 +54,9 @@ def get_elmo_embeddings(
         sentences: one sentence or a list of them. A sentence is a string (needs `word2idx`),
             a list of word ids, or a 1-D LongTensor of word ids, all without <s> and </s>.
         word2idx: the vocabulary, to encode text; unknown words become <unk>.
+        boundaries: True reads each sentence as the biLM was pre-trained to, between <s> and
+            </s>; False reads its words alone, w_1 .. w_n (this section's notebook measures
+            what the boundaries are worth). Either way row i is word i.
 
     Returns:
         for one sentence, a tensor (num_layers + 1, n_words, 2 * hidden_dim) = (3, n, 512)

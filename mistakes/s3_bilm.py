@@ -25,6 +25,7 @@ LEARNER_CODE = {
         )
         self.forward_head = nn.Linear(hidden_dim, vocab_size)
         self.backward_head = nn.Linear(hidden_dim, vocab_size)
+        self.residual = residual
         """,
     "BiLM.forward": """
         mask = (torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
@@ -52,7 +53,7 @@ LEARNER_CODE = {
         outputs, layer_input = [], inputs
         for depth, lstm in enumerate(lstms):
             layer_output, _ = lstm(layer_input)  # zero initial state: no memory across calls
-            if depth > 0:
+            if depth > 0 and self.residual:
                 layer_output = layer_output + layer_input  # residual, as in the paper
             outputs.append(layer_output)
             layer_input = layer_output
@@ -191,16 +192,22 @@ MISTAKES = [
         "the second LSTM layer's output is used without adding its input",
         caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",
         edits=[Edit("BiLM._run_stack", """
-            if depth > 0:
+            if depth > 0 and self.residual:
                 layer_output = layer_output + layer_input  # residual, as in the paper
         """, "")],
+    ),
+    Mistake(
+        "residual-switch-ignored",
+        "the residual connection is always added, whatever `residual` says",
+        caught_by="test_without_its_residual_layer_2_is_its_lstm_alone",
+        edits=[Edit("BiLM._run_stack", "if depth > 0 and self.residual:", "if depth > 0:")],
     ),
     Mistake(
         "residual-into-layer-1",
         "every layer adds its input, so layer 1 is the first LSTM's output plus p",
         caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",
         edits=[Edit("BiLM._run_stack", """
-            if depth > 0:
+            if depth > 0 and self.residual:
                 layer_output = layer_output + layer_input  # residual, as in the paper
         """, """
             layer_output = layer_output + layer_input

@@ -9,7 +9,8 @@ from tools.mistakes import Alternative, Edit, Mistake
 # the function's whole marked block, so that a refactor of solutions/ leaves it as it is.
 LEARNER_CODE = {
     "get_elmo_embeddings": """
-    ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
+    first = 1 if boundaries else 0  # the position of word 1
+    ids, lengths = pad_batch([[BOS, *w, EOS] if boundaries else w for w in word_ids])
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
@@ -18,12 +19,12 @@ LEARNER_CODE = {
             layers = model(ids.to(device), lengths).layers  # (L + 1, T, B, D)
     finally:
         model.train(was_training)
-    embeddings = [layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]
+    embeddings = [layers[:, first : first + len(w), b] for b, w in enumerate(word_ids)]
     return embeddings[0] if single else embeddings
     """,
 }
 
-ROWS = "layers[:, 1 : 1 + len(w), b]"
+ROWS = "layers[:, first : first + len(w), b]"
 # The biLM run in eval mode, without gradients, and the mode put back.
 RUN = """
 was_training = model.training
@@ -73,15 +74,15 @@ MISTAKES = [
         "no-boundaries-fed",
         "get_elmo_embeddings runs the biLM on the words alone, without <s> and </s>",
         caught_by="test_rows_are_the_words_read_between_boundaries",
-        edits=[Edit("get_elmo_embeddings", "pad_batch([[BOS, *w, EOS] for w in word_ids])",
-                    "pad_batch(word_ids)"),
+        edits=[Edit("get_elmo_embeddings", "[BOS, *w, EOS] if boundaries else w for w",
+                    "w for w"),
                Edit("get_elmo_embeddings", ROWS, "layers[:, : len(w), b]")],
     ),
     Mistake(
         "only-bos-fed",
         "get_elmo_embeddings feeds <s> w_1 .. w_n, without the </s> the backward LM starts from",
         caught_by="test_rows_are_the_words_read_between_boundaries",
-        edits=[Edit("get_elmo_embeddings", "[BOS, *w, EOS] for w", "[BOS, *w] for w")],
+        edits=[Edit("get_elmo_embeddings", "[BOS, *w, EOS] if", "[BOS, *w] if")],
     ),
     Mistake(
         "boundaries-kept-off-by-one",
@@ -106,13 +107,13 @@ MISTAKES = [
         "top-layer-only",
         "get_elmo_embeddings returns the top layer alone",
         caught_by="test_one_sentence_gives_three_layers_per_word",
-        edits=[Edit("get_elmo_embeddings", ROWS, "layers[-1, 1 : 1 + len(w), b]")],
+        edits=[Edit("get_elmo_embeddings", ROWS, "layers[-1, first : first + len(w), b]")],
     ),
     Mistake(
         "layer-0-dropped",
         "get_elmo_embeddings returns the LSTM layers only, without the token layer",
         caught_by="test_one_sentence_gives_three_layers_per_word",
-        edits=[Edit("get_elmo_embeddings", ROWS, "layers[1:, 1 : 1 + len(w), b]")],
+        edits=[Edit("get_elmo_embeddings", ROWS, "layers[1:, first : first + len(w), b]")],
     ),
     Mistake(
         "one-sentence-as-a-list",
@@ -149,10 +150,10 @@ ALTERNATIVES = [
         "get_elmo_embeddings runs the biLM on each sentence alone, its ids made on the model's "
         "device",
         edits=[Edit("get_elmo_embeddings", f"""
-            ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
+            ids, lengths = pad_batch([[BOS, *w, EOS] if boundaries else w for w in word_ids])
             device = next(model.parameters()).device
             {RUN.strip().replace(chr(10), chr(10) + " " * 12)}
-            embeddings = [layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]
+            embeddings = [layers[:, first : first + len(w), b] for b, w in enumerate(word_ids)]
         """, """
             device = next(model.parameters()).device
             was_training = model.training
@@ -161,8 +162,9 @@ ALTERNATIVES = [
             try:
                 with torch.no_grad():
                     for w in word_ids:
-                        ids = torch.tensor([BOS, *w, EOS], device=device).unsqueeze(1)
-                        embeddings.append(model(ids).layers[:, 1:-1, 0])
+                        read = [BOS, *w, EOS] if boundaries else w
+                        ids = torch.tensor(read, device=device).unsqueeze(1)
+                        embeddings.append(model(ids).layers[:, first : first + len(w), 0])
             finally:
                 model.train(was_training)
         """)],
@@ -171,8 +173,8 @@ ALTERNATIVES = [
         "rows-cut-by-the-lengths",
         "each sentence's rows are cut with the padded batch's lengths, from 1 to length - 1",
         edits=[Edit("get_elmo_embeddings",
-                    "[layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]",
-                    "[layers[:, 1 : int(n) - 1, b] for b, n in enumerate(lengths)]")],
+                    "[layers[:, first : first + len(w), b] for b, w in enumerate(word_ids)]",
+                    "[layers[:, first : int(n) - first, b] for b, n in enumerate(lengths)]")],
     ),
     Alternative(
         "extraction-with-grad-disabled",

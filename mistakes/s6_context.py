@@ -20,6 +20,9 @@ LEARNER_CODE = {
     positions = [tokenize(sentence).index(word) for sentence, word, _ in labels]
     embeddings = get_elmo_embeddings(model, sentences, word2idx)
     targets = [emb[:, pos].cpu() for emb, pos in zip(embeddings, positions, strict=True)]
+    if centre:
+        shared = torch.stack(targets).mean(dim=0)  # (num_layers, D), over every sentence
+        targets = [target - shared for target in targets]
     pairs, rows = [], []
     for word in dict.fromkeys(word for _, word, _ in labels):
         having = [i for i, (_, w, _) in enumerate(labels) if w == word]
@@ -33,6 +36,15 @@ LEARNER_CODE = {
 COSINE = "return (a_unit * b_unit).sum(dim=-1).clamp(-1.0, 1.0).float()"
 
 MISTAKES = [
+    Mistake(
+        "centred-by-each-word-alone",
+        "with centre=True, each target word is centred by the mean of its own occurrences",
+        caught_by="test_centred_similarity_takes_out_the_mean_of_every_target_word",
+        edits=[Edit("compare_contexts", "targets = [target - shared for target in targets]",
+                    "targets = [target - torch.stack([t for t, (_, w, _) in zip(targets, labels)"
+                    " if w == word]).mean(dim=0) for target, (_, word, _) in zip(targets, labels)"
+                    "]")],
+    ),
     Mistake(
         "cosine-without-normalisation",
         "cosine_sim returns the dot product of the two vectors, without dividing by the norms",
@@ -151,6 +163,9 @@ ALTERNATIVES = [
             positions = [tokenize(sentence).index(word) for sentence, word, _ in labels]
             embeddings = get_elmo_embeddings(model, sentences, word2idx)
             targets = [emb[:, pos].cpu() for emb, pos in zip(embeddings, positions, strict=True)]
+            if centre:
+                shared = torch.stack(targets).mean(dim=0)  # (num_layers, D), over every sentence
+                targets = [target - shared for target in targets]
             pairs, rows = [], []
             for word in dict.fromkeys(word for _, word, _ in labels):
                 having = [i for i, (_, w, _) in enumerate(labels) if w == word]
@@ -160,13 +175,15 @@ ALTERNATIVES = [
             return ContextComparison(tuple(sentences), tuple(pairs), torch.stack(rows))
         """, """
             embeddings = get_elmo_embeddings(model, sentences, word2idx)
+            shared = torch.stack([e[:, tokenize(s).index(w)] for e, (s, w, _) in
+                                  zip(embeddings, labels, strict=True)]).mean(dim=0) * centre
             pairs, rows = [], []
             for word in dict.fromkeys(w for _, w, _ in labels):
                 for i in range(len(labels)):
                     for j in range(i + 1, len(labels)):
                         if labels[i][1] == labels[j][1] == word:
-                            a = embeddings[i][:, tokenize(labels[i][0]).index(word)]
-                            b = embeddings[j][:, tokenize(labels[j][0]).index(word)]
+                            a = embeddings[i][:, tokenize(labels[i][0]).index(word)] - shared
+                            b = embeddings[j][:, tokenize(labels[j][0]).index(word)] - shared
                             pairs.append(SentencePair(word, i, j, labels[i][2] == labels[j][2]))
                             rows.append(cosine_sim(a, b))
             return ContextComparison(tuple(sentences), tuple(pairs), torch.stack(rows).cpu())

@@ -45,7 +45,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import playground, plots
+from course import playground, plots, predictions
 from course.notebook import load_sections, run_checks
 from course.registry import find_section
 
@@ -204,6 +204,33 @@ other[playground.position(sections, sentence, changed_word) + 1, 0] = word2idx["
 with torch.no_grad():
     moved = (model(mine).layers[-1, :, 0] - model(other).layers[-1, :, 0]).abs()
 by_position(mine[:, 0].tolist(), moved, "layer 2")
+
+# %% [markdown]
+# ## Predict, then run: the biLM without its residual connection
+#
+# `BiLM(..., residual=False)` builds the same biLM, the same parameters, with layer 2 its
+# LSTM's output alone. The cell below pre-trains your biLM both ways from one seed (with the
+# sections 1-4 it finds; a few seconds each) and measures what each has learned of its
+# training sentences, its loss on them, beside the untrained biLM they start from and the
+# reference's numbers.
+#
+# **Predict** before you run it, in one line in `prediction`: without the residual
+# connection, will the loss on the training sentences end higher, lower, or within seed
+# noise, and by about how much?
+
+# %%
+prediction = ""  # your one line, written before you run this cell
+predictions.run(sections, "residual", prediction)
+
+# %% [markdown]
+# Reading: without the residual connection the loss on the training sentences ends higher:
+# in the same training, the biLM fits its sentences less well. With the connection, layer 2
+# starts as layer 1 plus what its LSTM adds, so that LSTM only has to learn a correction,
+# and the gradient of the loss reaches layer 1 directly through the sum rather than only
+# through the second LSTM. That is what residual connections are for: they make a stack of
+# layers easier to train, which is why the paper adds one (Sec. 3.4). The untrained control
+# is the loss of a biLM that knows nothing yet, near $2 \ln V$: both trained biLMs are far
+# below it; the switch decides how far.
 
 # %% [markdown]
 # ## Summary

@@ -35,7 +35,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, playground, plots
+from course import analysis, playground, plots, predictions
 from course.notebook import each_epoch_on, glue, load_sections, run_checks, say
 from course.reference_targets import NUMBERS, SUMMARY
 from course.registry import find_section
@@ -210,6 +210,28 @@ sentence = "We walked along the Bank, by the zebras!"
 print(playground.predictions(sections, model, sentence, word2idx, idx2word, k=3))
 
 # %% [markdown]
+# ## Predict, then run: four times as many epochs
+#
+# The recipe is part of `train_bilm`'s interface. The cell below pre-trains your biLM from
+# one seed with the course's recipe and with four times its epochs (half a minute), and
+# measures both on the held-out sentences, beside the untrained biLM they start from and the
+# reference's numbers.
+#
+# **Predict** before you run it, in one line in `prediction`: trained four times as long,
+# will the held-out loss fall further, rise, or stay within seed noise?
+
+# %%
+prediction = ""  # your one line, written before you run this cell
+predictions.run(sections, "longer", prediction)
+
+# %% [markdown]
+# Reading: trained longer, the held-out loss rises. The training loss goes on falling past
+# the phrases' floor towards the corpus's own, and what the biLM gains there is which
+# opening the training sentences paired with which ending: the held-out sentences pair them
+# otherwise, and it now bets against them. This is why the course's recipe stops at ten
+# epochs. The untrained control says how far both are from knowing nothing.
+
+# %% [markdown]
 # ## Summary
 #
 # * The loss is forward plus backward cross-entropy over real tokens; it starts near
@@ -220,11 +242,9 @@ print(playground.predictions(sections, model, sentence, word2idx, idx2word, k=3)
 #
 # ## Try
 #
-# 1. Train with `pretrain.Recipe(16, 0.005, 40)`: where do the training and the held-out
-#    loss end, against the two floors?
-# 2. Train with the seed notebook's recipe, `pretrain.SEED_RECIPE` (one sentence at a time,
+# 1. Train with the seed notebook's recipe, `pretrain.SEED_RECIPE` (one sentence at a time,
 #    lr 0.001, 50 epochs; a minute or two): how does its held-out loss compare?
-# 3. Change one held-out sentence's ending to an ending of the other sense, and compare its
+# 2. Change one held-out sentence's ending to an ending of the other sense, and compare its
 #    loss with the others' (`corpus_loss` on a list of one sentence).
 #
 # ## Checks

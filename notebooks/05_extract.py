@@ -34,7 +34,7 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 import torch
 from torch.nn import functional as F
 
-from course import playground
+from course import playground, predictions
 from course.notebook import load_sections, pretrained_bilm, run_checks, say
 from course.registry import find_section
 
@@ -134,6 +134,29 @@ cosines = F.cosine_similarity(yours[:, playground.position(sections, mine, word)
                               theirs[:, playground.position(sections, river, word)], dim=-1)
 say(f"cosine of {word!r} here and in {river!r}, layers 0 1 2: "
     + "  ".join(f"{float(c):.3f}" for c in cosines))
+
+# %% [markdown]
+# ## Predict, then run: extraction without the boundaries
+#
+# `get_elmo_embeddings(..., boundaries=False)` reads each sentence's words alone, without
+# the `<s>` and `</s>` the biLM was pre-trained with. The cell below compares the target
+# words of the training sentences (section 6's pairs) both ways on your pre-trained biLM:
+# the mean cosine of the same-sense pairs minus that of the different-sense pairs, at layer
+# 2, beside the untrained biLM it started from and the reference's numbers.
+#
+# **Predict** before you run it, in one line in `prediction`: without the boundaries, will
+# the gap between the senses grow, shrink, or stay within seed noise?
+
+# %%
+prediction = ""  # your one line, written before you run this cell
+predictions.run(sections, "boundaries", prediction)
+
+# %% [markdown]
+# Reading: without the boundaries the gap shrinks. The biLM learned its states from `<s>`
+# onwards (and, backward, from `</s>`): each LSTM read a boundary first, every time. Fed the
+# words alone, it starts from a state it was never trained to start from, and every later
+# state drifts from the ones it learned to give, the sense it carries included. Extraction
+# must read a sentence as pre-training did.
 
 # %% [markdown]
 # ## Summary

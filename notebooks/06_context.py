@@ -42,7 +42,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, playground, plots
+from course import analysis, playground, plots, predictions
 from course.experiments import untrained_like
 from course.notebook import glue, load_sections, pretrained_bilm, run_checks, say, targets_read
 from course.reference_targets import NUMBERS, SUMMARY
@@ -331,6 +331,29 @@ print(playground.predictions(sections, trained.model, sentence, trained.word2idx
                              trained.idx2word))
 print()
 print(playground.nearest(sections, trained.model, trained.word2idx, sentence, word))
+
+# %% [markdown]
+# ## Predict, then run: the comparison centred
+#
+# `compare_contexts(..., centre=True)` subtracts from every target word's embedding the
+# mean, layer by layer, of all the target words' embeddings, before the cosines. The cell
+# below measures the gap at layer 2 (the same-sense pairs' mean cosine minus the
+# different-sense pairs') both ways on your pre-trained biLM, beside the untrained biLM it
+# started from and the reference's numbers.
+#
+# **Predict** before you run it, in one line in `prediction`: centred, will the gap grow,
+# shrink, or stay within seed noise?
+
+# %%
+prediction = ""  # your one line, written before you run this cell
+predictions.run(sections, "centre", prediction)
+
+# %% [markdown]
+# Reading: centred, the gap grows. Every occurrence of every target word shares a common
+# direction (the cosine of two unrelated words above measures it): it lifts every cosine,
+# same-sense and different-sense alike, towards 1, and leaves little room between them.
+# Taking the mean out leaves what tells the occurrences apart, and the sense is much of
+# that. The sense was in the embeddings all along; the raw cosine understates it.
 
 # %% [markdown]
 # ## Summary

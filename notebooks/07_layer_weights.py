@@ -43,7 +43,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, plots
+from course import analysis, plots, predictions
 from course.experiments import untrained_like
 from course.notebook import glue, load_sections, pretrained_bilm, run_checks, say, targets_read
 from course.reference_targets import NUMBERS, SUMMARY
@@ -229,6 +229,34 @@ mine = analysis.evaluate_task(
     sections, analysis.sense_task(sections, trained.model, trained.word2idx, chosen), seed=0)
 print(f"bank and play only: weights {rounded(mine.weights)}, accuracy {mine.accuracy:.2f}, "
       f"n = {mine.n}")
+
+# %% [markdown]
+# ## Predict, then run: the mix without layer normalisation
+#
+# `ScalarMixProbe(..., do_layer_norm=False)` mixes the layers as they are, where the probe
+# normalises each one by default. The cell below trains the word-class task's probes both
+# ways on your pre-trained biLM, on the same folds as above, and reads the weight each mix
+# gives layer 0, beside the untrained biLM and the reference's numbers.
+#
+# **Predict** before you run it, in one line in `prediction`: without normalisation, will
+# the word-class task give layer 0 more weight, less, or the same within seed noise?
+
+# %%
+prediction = ""  # your one line, written before you run this cell
+predictions.run(sections, "unnormalised", prediction)
+
+# %% [markdown]
+# Reading: without normalisation the word-class task gives layer 0 less weight. A weight
+# multiplies its layer as it is, so it answers two questions at once: what the task takes
+# from the layer, and how large the layer's values are. The cell below prints the spread of
+# each layer's values over the task's tokens on your biLM: the larger a layer's values, the
+# smaller the weight that gives it the same say. Normalised, a weight answers the first
+# question alone, which is why the probe normalises by default and why the weights above
+# are read as what a task takes from each layer.
+
+# %%
+say("standard deviation of each layer's values over the word-class tokens, layers 0 1 2: "
+    + "  ".join(f"{float(layer.std()):.3f}" for layer in tasks[0].layers))
 
 # %% [markdown]
 # ## Summary

@@ -44,7 +44,7 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, playground, plots
+from course import analysis, playground, plots, predictions
 from course.notebook import glue, load_sections, pretrained_bilm, run_checks, say
 from course.reference_targets import SUMMARY
 from course.registry import find_section
@@ -254,6 +254,30 @@ for typed in ("Banks", "rivver", "watching", "teacher's", "zebra"):
         sections, trained_word.model, trained_word.word2idx, typed))
 
 # %% [markdown]
+# ## Predict, then run: trigrams only
+#
+# `CharBiLM(..., filters=((3, 172),))` builds the character biLM with as many filters as
+# the course's (172), all of width 3, where the course's span widths 1 to 7. The cell below
+# pre-trains your character biLM both ways from one seed, with `CHAR_RECIPE` (the first
+# time, half a minute or so), and ranks the relatives of the words the corpus lacks as
+# above, beside the untrained character biLM and the reference's numbers.
+#
+# **Predict** before you run it, in one line in `prediction`: with trigrams only, will the
+# relatives rank nearer, further, or the same within seed noise?
+
+# %%
+prediction = ""  # your one line, written before you run this cell
+predictions.run(sections, "trigrams", prediction)
+
+# %% [markdown]
+# Reading: with trigrams only, the relatives rank much nearer. A filter of width 3 answers
+# "does this word hold that trigram?", and a word and its relative (an inflection, a typo,
+# a compound) share most of their trigrams, so their maxima mostly agree. Most of the
+# course's filters are wider, reading five to seven characters at once, and one changed
+# letter changes every wide window over it: those filters tell a word from its relatives.
+# Which words a token layer puts near each other is decided by the widths it reads.
+
+# %% [markdown]
 # ## Summary
 #
 # * A character CNN gives every word a vector of its own, from its bytes: no word is
@@ -266,10 +290,8 @@ for typed in ("Banks", "rivver", "watching", "teacher's", "zebra"):
 #
 # ## Try
 #
-# 1. Train a `CharBiLM` with `filters=((3, 128),)`, trigrams only: how do the ranks of the
-#    relatives change?
-# 2. Set `highway_layers=0`: does the character biLM still reach the floor in 20 epochs?
-# 3. Look up the nearest words of a typo of your own with `analysis.nearest_relatives(
+# 1. Set `highway_layers=0`: does the character biLM still reach the floor in 20 epochs?
+# 2. Look up the nearest words of a typo of your own with `analysis.nearest_relatives(
 #    sections, model, word2idx, [("yuor", "your")])`.
 #
 # ## Checks

@@ -34,6 +34,7 @@ def get_elmo_embeddings(
     model: BiLM,
     sentences: Sentence | Sequence[Sentence],
     word2idx: dict[str, int] | None = None,
+    boundaries: bool = True,
 ) -> torch.Tensor | list[torch.Tensor]:
     """Layer-wise contextual embeddings of every word, from the biLM in eval mode.
 
@@ -51,6 +52,9 @@ def get_elmo_embeddings(
         sentences: one sentence or a list of them. A sentence is a string (needs `word2idx`),
             a list of word ids, or a 1-D LongTensor of word ids, all without <s> and </s>.
         word2idx: the vocabulary, to encode text; unknown words become <unk>.
+        boundaries: True reads each sentence as the biLM was pre-trained to, between <s> and
+            </s>; False reads its words alone, w_1 .. w_n (this section's notebook measures
+            what the boundaries are worth). Either way row i is word i.
 
     Returns:
         for one sentence, a tensor (num_layers + 1, n_words, 2 * hidden_dim) = (3, n, 512)
@@ -63,7 +67,8 @@ def get_elmo_embeddings(
     """
     word_ids, single = as_batch(sentences, word2idx, encode)  # clear errors, given
     # BEGIN SOLUTION
-    ids, lengths = pad_batch([[BOS, *w, EOS] for w in word_ids])
+    first = 1 if boundaries else 0  # the position of word 1
+    ids, lengths = pad_batch([[BOS, *w, EOS] if boundaries else w for w in word_ids])
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
@@ -72,6 +77,6 @@ def get_elmo_embeddings(
             layers = model(ids.to(device), lengths).layers  # (L + 1, T, B, D)
     finally:
         model.train(was_training)
-    embeddings = [layers[:, 1 : 1 + len(w), b] for b, w in enumerate(word_ids)]
+    embeddings = [layers[:, first : first + len(w), b] for b, w in enumerate(word_ids)]
     return embeddings[0] if single else embeddings
     # END SOLUTION

@@ -116,6 +116,7 @@ def compare_contexts(
     model: BiLM,
     word2idx: dict[str, int],
     labels: Sequence[tuple[str, str, str]] = SENSE_LABELS,
+    centre: bool = False,
 ) -> ContextComparison:
     """Cosine similarity of each target word between every two of its sentences, per layer.
 
@@ -125,6 +126,11 @@ def compare_contexts(
         labels: (sentence, target word, sense) triples, as `SENSE_LABELS`. A sentence that
             holds its target word twice is compared at the word's first occurrence among
             its words (`tokenize`).
+        centre: False (the default) compares the word's embeddings as they are. True first
+            subtracts from each sentence's target-word embedding, layer by layer, the mean of
+            that layer's target-word embeddings over all the sentences of `labels`: what every
+            occurrence shares is taken out, and the cosines compare what is left (this
+            section's notebook measures what that does to the gap).
 
     Returns:
         a `ContextComparison` of the sentences in the order of `labels`, and of every pair
@@ -144,6 +150,9 @@ def compare_contexts(
     positions = [tokenize(sentence).index(word) for sentence, word, _ in labels]
     embeddings = get_elmo_embeddings(model, sentences, word2idx)
     targets = [emb[:, pos].cpu() for emb, pos in zip(embeddings, positions, strict=True)]
+    if centre:
+        shared = torch.stack(targets).mean(dim=0)  # (num_layers, D), over every sentence
+        targets = [target - shared for target in targets]
     pairs, rows = [], []
     for word in dict.fromkeys(word for _, word, _ in labels):
         having = [i for i, (_, w, _) in enumerate(labels) if w == word]

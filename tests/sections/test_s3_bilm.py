@@ -202,6 +202,36 @@ def test_layer_2_adds_layer_1_and_layer_1_adds_nothing(setup, bilm):
                 )
 
 
+def test_without_its_residual_layer_2_is_its_lstm_alone(setup, bilm):
+    """`residual=False` (section 3's experiment): the same parameters from the same seed, the
+    same layers 0 and 1, and layer 2 its LSTM's output alone: with that LSTM's weights at
+    zero, layer 2 is zero where the paper's biLM (the default) gives layer 1."""
+    h, ids = 8, one_sentence()
+    paper = model_of(setup, bilm, embedding_dim=8, hidden_dim=h)
+    plain = model_of(setup, bilm, embedding_dim=8, hidden_dim=h, residual=False)
+    assert {n: tuple(p.shape) for n, p in plain.named_parameters()} == {
+        n: tuple(p.shape) for n, p in paper.named_parameters()}, (
+        "residual=False changed the biLM's parameters: the switch only decides whether "
+        "layer 2 adds layer 1")
+    plain.load_state_dict(paper.state_dict())
+    assert close(plain(ids).layers[:2], paper(ids).layers[:2]), (
+        "residual=False changed layer 0 or 1: the residual connection joins layer 1 to "
+        "layer 2 only")
+    second = parameters_behind(paper, ids, lambda out: out.layers[2]) - parameters_behind(
+        paper, ids, lambda out: out.layers[1])
+    for model in (paper, plain):
+        with torch.no_grad():
+            for name, weight in model.named_parameters():
+                if name in second:
+                    weight.zero_()
+    layers = plain(ids).layers
+    assert not layers[2].any() and layers[1].any(), (
+        "with residual=False and layer 2's own LSTM weights at zero, layer 2 should be zero: "
+        "without the residual connection, layer 2 is its LSTM's output alone")
+    assert close(paper(ids).layers[2], layers[1]), (
+        "the default biLM should keep its residual connection: residual=True is the paper's")
+
+
 @given(batch=id_batches(VOCAB, max_batch=4, max_len=8))
 def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, batch):
     """Each sentence of a padded batch gets what it gets alone; padded positions are zero."""

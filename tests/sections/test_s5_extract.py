@@ -44,6 +44,25 @@ def test_rows_are_the_words_read_between_boundaries(extract, corpus, trained):
                       "boundary positions")
 
 
+def test_without_boundaries_the_rows_are_the_words_read_alone(extract, corpus, trained):
+    """`boundaries=False` (section 5's experiment): row i is word i of the biLM's layers on
+    w_1 .. w_n alone, in a batch as alone."""
+    sentences = ["the bank gave him a loan", "turn right"]
+    embs = extract.get_elmo_embeddings(trained.model, sentences, trained.word2idx,
+                                       boundaries=False)
+    for sentence, emb in zip(sentences, embs, strict=True):
+        ids = corpus.encode(sentence, trained.word2idx)
+        with torch.no_grad():
+            expected = trained.model.eval()(torch.tensor(ids).unsqueeze(1)).layers[:, :, 0]
+        assert tuple(emb.shape) == tuple(expected.shape), (
+            f"boundaries=False: expected {tuple(expected.shape)}, one row per word, got "
+            f"{tuple(emb.shape)}")
+        assert_close(emb, expected, f"the embeddings of {sentence!r} without boundaries",
+                     time_dim=1, atol=1e-5, rtol=0,
+                     hint="with boundaries=False the biLM reads w_1 .. w_n alone, no <s> and "
+                          "no </s>, and row i is still word i")
+
+
 def test_batch_gives_one_tensor_per_sentence(extract, trained):
     """A list of 2 sentences gives a list of 2 tensors, each with its own number of words."""
     sentences = ["turn right", "the play was long but good"]

@@ -169,6 +169,31 @@ def test_similarity_is_the_cosine_of_the_target_words_embeddings(comparison, cor
                           "sentences, one per layer (the word's own row, not the sentence's)")
 
 
+def test_centred_similarity_takes_out_the_mean_of_every_target_word(context, corpus, extract,
+                                                                   trained):
+    """`centre=True` (section 6's experiment): each row is the per-layer cosine of the two
+    sentences' target-word embeddings, each less the mean, layer by layer, of the target
+    words' embeddings over every sentence of the labels; the pairs are the default's."""
+    labels = corpus.SENSE_LABELS
+    centred = context.compare_contexts(trained.model, trained.word2idx, labels, centre=True)
+    embeddings = extract.get_elmo_embeddings(trained.model, [s for s, _, _ in labels],
+                                             trained.word2idx)
+    targets = torch.stack([emb[:, corpus.tokenize(sentence).index(word)].cpu().double()
+                           for emb, (sentence, word, _) in zip(embeddings, labels, strict=True)])
+    targets = targets - targets.mean(dim=0)  # (N, layers, D) less the mean of each layer
+    assert [tuple(p) for p in centred.pairs] == [tuple(p) for p in context.compare_contexts(
+        trained.model, trained.word2idx, labels).pairs], (
+        "centre=True should compare the same pairs as the default, in the same order")
+    for pair, got in zip(centred.pairs, centred.similarity, strict=True):
+        expected = torch.nn.functional.cosine_similarity(
+            targets[pair.first], targets[pair.second], dim=-1)
+        assert_close(got.double(), expected, f"the centred cosines of {pair.word!r} in "
+                     f"sentences {pair.first} and {pair.second}", atol=1e-4, rtol=0,
+                     hint="with centre=True, subtract from every target word's embedding the "
+                          "mean of all the labels' target-word embeddings, per layer, before "
+                          "the cosine")
+
+
 def test_layer_0_similarity_is_one_for_every_pair(comparison):
     """Layer 0 has no context: every pair's layer-0 cosine is 1, its layers 1-2 below 1."""
     layer0 = comparison.similarity[:, 0].double()
