@@ -41,10 +41,11 @@ class BiLM(nn.Module):
     `token_projection`; each direction's scores come from a head of its own in `heads`."""
 
     def __init__(self, vocab_size: int, embedding_dim: int = 128, hidden_dim: int = 256,
-                 num_layers: int = 2, padding_idx: int = 0) -> None:
+                 num_layers: int = 2, padding_idx: int = 0, residual: bool = True) -> None:
         check_sizes(vocab_size=vocab_size, embedding_dim=embedding_dim, hidden_dim=hidden_dim,
                     num_layers=num_layers)
         super().__init__()
+        self.residual = residual
         self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)
         self.token_projection = nn.Linear(embedding_dim, hidden_dim)
         self.forward_mixers = nn.ModuleList(
@@ -59,22 +60,23 @@ class BiLM(nn.Module):
         steps = torch.arange(ids.shape[0], device=ids.device)
         real = (steps.unsqueeze(1) < lengths.to(ids.device)).unsqueeze(-1)  # (T, B, 1)
         tokens = self.token_projection(self.embedding(ids))  # (T, B, H)
-        forward = self._read(self.forward_mixers, tokens)
-        backward = [_reverse(h, lengths)
-                    for h in self._read(self.backward_mixers, _reverse(tokens, lengths))]
+        forward = self._read(self.forward_mixers, tokens, self.residual)
+        backward = [_reverse(h, lengths) for h in self._read(
+            self.backward_mixers, _reverse(tokens, lengths), self.residual)]
         layers = [torch.cat([tokens, tokens], -1),
                   *(torch.cat(pair, -1) for pair in zip(forward, backward, strict=True))]
         return BiLMOutput(torch.stack(layers) * real, self.heads[0](forward[-1]),
                           self.heads[1](backward[-1]))
 
     @staticmethod
-    def _read(mixers: nn.ModuleList, x: torch.Tensor) -> list[torch.Tensor]:
-        """Every layer of one direction reading (T, B, H) `x` from t = 0 on."""
+    def _read(mixers: nn.ModuleList, x: torch.Tensor, residual: bool) -> list[torch.Tensor]:
+        """Every layer of one direction reading (T, B, H) `x` from t = 0 on; from layer 2,
+        plus the layer below where `residual`."""
         count = torch.arange(1, x.shape[0] + 1, device=x.device).view(-1, 1, 1)
         layers = []
         for depth, mixer in enumerate(mixers):
             state = torch.tanh(mixer(x.cumsum(0) / count))  # tokens 0..t alone shape step t
-            x = state + x if depth > 0 else state
+            x = state + x if depth > 0 and residual else state
             layers.append(x)
         return layers
 

@@ -39,15 +39,17 @@ def _context(vectors: torch.Tensor, nearness: bool) -> torch.Tensor:
 
 
 def get_elmo_embeddings(model: torch.nn.Module, sentences: Sentence | Sequence[Sentence],
-                        word2idx: dict[str, int] | None = None
+                        word2idx: dict[str, int] | None = None, boundaries: bool = True
                         ) -> torch.Tensor | list[torch.Tensor]:
     """(3, n, 2 * _WIDTH) per sentence, a tensor for one and a list for a list; `model` is
-    not read."""
+    not read. Without `boundaries`, neither direction reads <s> or </s>."""
     word_ids, single = as_batch(sentences, word2idx, encode)
     embeddings = []
     for ids in word_ids:
         forward_view = _vectors([BOS, *ids])  # <s> w_1 .. w_n
         backward_view = _vectors([EOS, *reversed(ids)])  # </s> w_n .. w_1
+        if not boundaries:  # what stands before the first word is nothing
+            forward_view[0], backward_view[0] = 0.0, 0.0
         own = _vectors(ids)
         layers = [torch.cat([own, own], -1)]
         for nearness in (False, True):
