@@ -48,6 +48,7 @@ from course.experiments import untrained_like
 from course.notebook import glue, load_sections, pretrained_bilm, run_checks, say, targets_read
 from course.reference_targets import NUMBERS, SUMMARY
 from course.registry import find_section
+from course.targets import interval
 
 SECTION = find_section("layer_weights")
 sections = load_sections(IMPL, SECTION.name)
@@ -68,6 +69,8 @@ for key, claim in (("sense-weights-layer-2", "word sense: learned weights prefer
                                           "layer (0 or 1)")):
     for field in ("trained", "untrained", "effect_mean_sd", "verdict"):
         glue(f"{key}-{field}", SUMMARY["targets"][claim][field])
+    mean, low, high = interval(SUMMARY["targets"][claim]["values"]["effect"])
+    glue(f"{key}-effect-interval", f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]")
 
 
 def rounded(values):
@@ -129,9 +132,9 @@ for task in tasks:
 # Over the reference's {glue:text}`seeds` seeds: word sense weighs layer 2 most on
 # {glue:text}`sense-weights-layer-2-trained` pre-trained biLMs and
 # {glue:text}`sense-weights-layer-2-untrained` untrained ones, and pre-training adds
-# {glue:text}`sense-weights-layer-2-effect_mean_sd` (mean ± sd) to its lead, an interval
-# just above 0: it is pre-training's, only just. It weighs
-# layer 0 least on {glue:text}`sense-weights-layer-0-trained` pre-trained and
+# {glue:text}`sense-weights-layer-2-effect-interval` to its lead (the mean over the seeds,
+# its 95 % interval in brackets; verdict: {glue:text}`sense-weights-layer-2-verdict`). It
+# weighs layer 0 least on {glue:text}`sense-weights-layer-0-trained` pre-trained and
 # {glue:text}`sense-weights-layer-0-untrained` untrained biLMs: that is the architecture's
 # (layer 0 is one vector for both senses). Word class weighs a lower layer (0 or 1) most on
 # {glue:text}`class-weights-lower-trained` pre-trained and
@@ -190,8 +193,8 @@ display(plots.plot_against_control([
 #   pre-training adds is the rest of the way. The learned weights of the two biLMs are much
 #   alike: an untrained biLM's mix also puts the least on layer 0 and spreads over layers 1
 #   and 2, so "layer 0 least" is the architecture's, and the preference for layer 2 is a
-#   small effect of pre-training ({glue:text}`sense-weights-layer-2-effect_mean_sd` over the
-#   seeds), seen only over seeds.
+#   small effect of pre-training ({glue:text}`sense-weights-layer-2-effect-interval`, the
+#   mean over the seeds and its 95 % interval), seen only over seeds.
 # * **word class** (chance {glue:text}`word-class-chance:.2f`): the untrained biLM's probes
 #   and mix stay at or below chance, where the classifier must name the class of words it
 #   has never seen; the pre-trained biLM's are well above it, though far from the paper's
