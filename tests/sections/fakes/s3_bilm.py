@@ -45,7 +45,7 @@ class BiLM(nn.Module):
         check_sizes(vocab_size=vocab_size, embedding_dim=embedding_dim, hidden_dim=hidden_dim,
                     num_layers=num_layers)
         super().__init__()
-        self.residual = residual
+        self.adds_layer_below = residual
         self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=padding_idx)
         self.token_projection = nn.Linear(embedding_dim, hidden_dim)
         self.forward_mixers = nn.ModuleList(
@@ -60,9 +60,9 @@ class BiLM(nn.Module):
         steps = torch.arange(ids.shape[0], device=ids.device)
         real = (steps.unsqueeze(1) < lengths.to(ids.device)).unsqueeze(-1)  # (T, B, 1)
         tokens = self.token_projection(self.embedding(ids))  # (T, B, H)
-        forward = self._read(self.forward_mixers, tokens, self.residual)
+        forward = self._read(self.forward_mixers, tokens, self.adds_layer_below)
         backward = [_reverse(h, lengths) for h in self._read(
-            self.backward_mixers, _reverse(tokens, lengths), self.residual)]
+            self.backward_mixers, _reverse(tokens, lengths), self.adds_layer_below)]
         layers = [torch.cat([tokens, tokens], -1),
                   *(torch.cat(pair, -1) for pair in zip(forward, backward, strict=True))]
         return BiLMOutput(torch.stack(layers) * real, self.heads[0](forward[-1]),
