@@ -14,7 +14,7 @@ training). Beside each it prints the reference's mean over its seeds and that me
 noise, read from `course/predictions.json` (measured on the reference over its seeds,
 never typed; the file names the command and the machine). Your prediction and your numbers
 are kept in your state (`build/progress.json`): `make progress` counts the predictions you
-made and shows each beside what your biLM did.
+made and shows the latest three beside what your biLM did.
 Nothing is scored: a prediction that missed is the one that teaches most.
 
 Each experiment runs in well under a minute on two cores (the first time; its numbers are
@@ -344,7 +344,7 @@ def outcome(experiment: Experiment, found: dict[str, float], summary: dict | Non
         return words
     noise = summary["effect"]["sd"]
     return (f"{words}, {abs(effect) / noise:.0f} times the reference's seed noise of the "
-            f"effect ({noise:.3f})")
+            f"effect (its sd over seeds, {noise:.3f}; the table's ± is twice it)")
 
 
 def run(sections: Sections, name: str, prediction: str | None,
@@ -390,7 +390,7 @@ def run(sections: Sections, name: str, prediction: str | None,
         state.save()
         made = len(state.predictions)
         print(textwrap.fill(f"({made} prediction{'s' if made != 1 else ''} kept in "
-                            f"{shown(state_path)}; `make progress` shows each beside its "
-                            "outcome)", OUTPUT_WIDTH))
+                            f"{shown(state_path)}; `make progress` counts them and shows "
+                            "the latest three beside their outcomes)", OUTPUT_WIDTH))
     return {key: found[key] for key in MEASURED}
 

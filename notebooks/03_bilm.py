@@ -223,6 +223,8 @@ prediction = ""  # your one line, written before you run this cell
 predictions.run(sections, "residual", prediction)
 
 # %% [markdown]
+# <details><summary>Reading: open it once your cell has run</summary>
+#
 # Reading: without the residual connection the loss on the training sentences ends higher:
 # in the same training, the biLM fits its sentences less well. With the connection, layer 2
 # starts as layer 1 plus what its LSTM adds, so that LSTM only has to learn a correction,
@@ -231,6 +233,8 @@ predictions.run(sections, "residual", prediction)
 # layers easier to train, which is why the paper adds one (Sec. 3.4). The untrained control
 # is the loss of a biLM that knows nothing yet, near $2 \ln V$: both trained biLMs are far
 # below it; the switch decides how far.
+#
+# </details>
 
 # %% [markdown]
 # ## Summary

@@ -225,11 +225,15 @@ prediction = ""  # your one line, written before you run this cell
 predictions.run(sections, "longer", prediction)
 
 # %% [markdown]
+# <details><summary>Reading: open it once your cell has run</summary>
+#
 # Reading: trained longer, the held-out loss rises. The training loss goes on falling past
 # the phrases' floor towards the corpus's own, and what the biLM gains there is which
 # opening the training sentences paired with which ending: the held-out sentences pair them
 # otherwise, and it now bets against them. This is why the course's recipe stops at ten
 # epochs. The untrained control says how far both are from knowing nothing.
+#
+# </details>
 
 # %% [markdown]
 # ## Summary

@@ -152,11 +152,15 @@ prediction = ""  # your one line, written before you run this cell
 predictions.run(sections, "boundaries", prediction)
 
 # %% [markdown]
+# <details><summary>Reading: open it once your cell has run</summary>
+#
 # Reading: without the boundaries the gap shrinks. The biLM learned its states from `<s>`
 # onwards (and, backward, from `</s>`): each LSTM read a boundary first, every time. Fed the
 # words alone, it starts from a state it was never trained to start from, and every later
 # state drifts from the ones it learned to give, the sense it carries included. Extraction
 # must read a sentence as pre-training did.
+#
+# </details>
 
 # %% [markdown]
 # ## Summary

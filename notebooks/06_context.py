@@ -349,11 +349,15 @@ prediction = ""  # your one line, written before you run this cell
 predictions.run(sections, "centre", prediction)
 
 # %% [markdown]
+# <details><summary>Reading: open it once your cell has run</summary>
+#
 # Reading: centred, the gap grows. Every occurrence of every target word shares a common
 # direction (the cosine of two unrelated words above measures it): it lifts every cosine,
 # same-sense and different-sense alike, towards 1, and leaves little room between them.
 # Taking the mean out leaves what tells the occurrences apart, and the sense is much of
 # that. The sense was in the embeddings all along; the raw cosine understates it.
+#
+# </details>
 
 # %% [markdown]
 # ## Summary

@@ -249,6 +249,8 @@ prediction = ""  # your one line, written before you run this cell
 predictions.run(sections, "unnormalised", prediction)
 
 # %% [markdown]
+# <details><summary>Reading: open it once your cell has run</summary>
+#
 # Reading: without normalisation the word-class task gives layer 0 less weight. A weight
 # multiplies its layer as it is, so it answers two questions at once: what the task takes
 # from the layer, and how large the layer's values are. The cell below prints the spread of
@@ -256,6 +258,8 @@ predictions.run(sections, "unnormalised", prediction)
 # smaller the weight that gives it the same say. Normalised, a weight answers the first
 # question alone, which is why the probe normalises by default and why the weights above
 # are read as what a task takes from each layer.
+#
+# </details>
 
 # %%
 say("standard deviation of each layer's values over the word-class tokens, layers 0 1 2: "

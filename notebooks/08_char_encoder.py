@@ -270,12 +270,16 @@ prediction = ""  # your one line, written before you run this cell
 predictions.run(sections, "trigrams", prediction)
 
 # %% [markdown]
+# <details><summary>Reading: open it once your cell has run</summary>
+#
 # Reading: with trigrams only, the relatives rank much nearer. A filter of width 3 answers
 # "does this word hold that trigram?", and a word and its relative (an inflection, a typo,
 # a compound) share most of their trigrams, so their maxima mostly agree. Most of the
 # course's filters are wider, reading five to seven characters at once, and one changed
 # letter changes every wide window over it: those filters tell a word from its relatives.
 # Which words a token layer puts near each other is decided by the widths it reads.
+#
+# </details>
 
 # %% [markdown]
 # ## Summary

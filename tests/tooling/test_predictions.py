@@ -171,5 +171,5 @@ def test_each_section_3_to_8_predicts_then_runs_then_explains_in_its_notebook():
         (at,) = [i for i, cell in enumerate(cells) if call in cell]
         assert 'prediction = ""' in cells[at], f"{source.name}: the prediction is the cell's"
         assert "**Predict**" in cells[at - 1], f"{source.name}: the question comes before"
-        assert cells[at + 1].startswith(" [markdown]\n# Reading:"), (
-            f"{source.name}: the explanation comes after the run")
+        assert cells[at + 1].startswith(" [markdown]\n# <details><summary>Reading"), (
+            f"{source.name}: the explanation comes after the run, folded until it is opened")
