@@ -19,8 +19,8 @@ happened to hold, and it is the same on training and held-out sentences.
 Recipe. The seed trains one sentence at a time (`SEED_RECIPE`: batch 1, Adam, lr 0.001,
 50 epochs). `DEFAULT_RECIPE` trains mini-batches of 16 sentences with lr 0.005 for 10
 epochs (60 steps, seconds on a CPU). It stops on purpose near the loss of a biLM that knows
-the phrases, not the sentences: trained longer, it goes on towards the corpus's own floor,
-and its held-out loss rises, which is memorising, not learning the language.
+the phrases, not the sentences; what training longer would do, notebook 4 asks you to
+predict and then measure.
 """
 
 from __future__ import annotations
