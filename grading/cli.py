@@ -117,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, KeyError, TypeError) as err:
             parser().error(f"--previous: {err}")
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: KeyboardInterrupt
+    # Ctrl-C stops a grading even where it was started with SIGINT ignored (a shell's `&`)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     error = "it stopped before it wrote any result"
     try:
         code = grade(args, sections, previous, secret)

@@ -133,7 +133,7 @@ for task in tasks:
 # {glue:text}`sense-weights-layer-2-trained` pre-trained biLMs and
 # {glue:text}`sense-weights-layer-2-untrained` untrained ones, and pre-training adds
 # {glue:text}`sense-weights-layer-2-effect-interval` to its lead (the mean over the seeds,
-# its 95 % interval in brackets; verdict: {glue:text}`sense-weights-layer-2-verdict`). It
+# its interval in brackets, Student's t; verdict: {glue:text}`sense-weights-layer-2-verdict`). It
 # weighs layer 0 least on {glue:text}`sense-weights-layer-0-trained` pre-trained and
 # {glue:text}`sense-weights-layer-0-untrained` untrained biLMs: that is the architecture's
 # (layer 0 is one vector for both senses). Word class weighs a lower layer (0 or 1) most on
@@ -194,7 +194,7 @@ display(plots.plot_against_control([
 #   alike: an untrained biLM's mix also puts the least on layer 0 and spreads over layers 1
 #   and 2, so "layer 0 least" is the architecture's, and the preference for layer 2 is a
 #   small effect of pre-training ({glue:text}`sense-weights-layer-2-effect-interval`, the
-#   mean over the seeds and its 95 % interval), seen only over seeds.
+#   mean over the seeds and its interval), seen only over seeds.
 # * **word class** (chance {glue:text}`word-class-chance:.2f`): the untrained biLM's probes
 #   and mix stay at or below chance, where the classifier must name the class of words it
 #   has never seen; the pre-trained biLM's are well above it, though far from the paper's

@@ -140,13 +140,20 @@ def demo_one_seed():
                          lambda out: demo.main(["--seeds", "1", "--out", str(out)]))
 
 
+def as_from_a_terminal() -> None:
+    """A child's SIGINT as a terminal's foreground job has it, whatever this run inherited
+    (a shell's `&` starts its commands with SIGINT ignored, and Python keeps it so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_after(command: list[str], first: str, env: dict | None = None,
                     timeout: float = 300, then: float = 3.0) -> tuple[int, str, str, list[str]]:
     """Run `command` in a process group of its own, as a terminal runs it; `then` seconds
     after its output has a line containing `first`, press Ctrl-C (SIGINT to the whole group,
     the workers too). (exit status, stdout, stderr, the lines before Ctrl-C)."""
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=as_from_a_terminal)
     before = []
     deadline = time.monotonic() + timeout
     for line in process.stdout:  # a line at a time: the command flushes each
