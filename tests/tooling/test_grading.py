@@ -609,6 +609,8 @@ def shared_file() -> Path:
     return max(Path(torch.__file__).parent.glob("_C/*.pyi"), key=lambda p: p.stat().st_size)
 
 
+@pytest.mark.check_all  # a timing channel, as the filter's test beside it: what the page
+# cache holds moves with whatever else the machine runs, and only grading/ can change it
 def test_the_page_cache_pair_carries_its_pattern_outside_the_filter(tmp_path, monkeypatch):
     """The pair below is a real channel: run here, with no filter, the receiver gets the
     bytes the sender read out of the reference."""
