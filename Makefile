@@ -42,9 +42,10 @@ lock: ## rewrite requirements/*.lock from pyproject.toml's pins, in fresh enviro
 # made once. Each test's time goes to TOOLING_TIMES (pytest's JUnit XML, the xunit1 family:
 # it names each test's file), which `make bench` reads for the slowest files and the next
 # run for its order, the longest files first (tests/tooling/conftest.py; not xdist's own).
-# The tooling tests marked check_all (tests/tooling/conftest.py) are checks that no usual
-# change can break: `make check-all` runs them after `make check`, as CI does (README,
-# "make check-all").
+# A slow tooling test that passed at the same inputs is replayed, not run (--replay,
+# tests/tooling/replay.py). The tooling tests marked check_all (tests/tooling/conftest.py)
+# are checks that no usual change can break: `make check-all` runs them and what `make
+# check` replayed, after `make check`, as CI does (README, "make check-all").
 TOOLING_JOBS ?= 2
 TOOLING_TIMES := build/tooling-times.xml
 TOOLING := $(PYTEST) tests/tooling -n $(TOOLING_JOBS) --dist loadfile --no-loadscope-reorder
@@ -55,10 +56,10 @@ check: system-packages ## every check that a usual change can break (a few minut
 check-parts: lint check-tooling
 
 check-tooling: test-solutions
-	$(TOOLING) -m "not check_all" --junitxml $(TOOLING_TIMES) -o junit_family=xunit1
+	$(TOOLING) -m "not check_all" --replay --junitxml $(TOOLING_TIMES) -o junit_family=xunit1
 
 check-all: check ## make check, then the checks that only grading/ or tools/wordnet.py can break (CI)
-	$(TOOLING) -m check_all
+	$(TOOLING) --check-all
 
 # --- exercises ---------------------------------------------------------------------------
 .PHONY: exercises check-exercises

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,8 +17,9 @@ import pytest
 import torch
 
 from course.registry import BUILD_DIR, ROOT
+from tests.tooling import replay
+from tests.tooling.replay import pytest_addoption, pytest_collection_modifyitems  # noqa: F401
 from tools import demo
-from tools.bench import test_loop
 
 # One torch thread in each tooling test process, as in the section tests, the notebooks'
 # kernels and the grader's runs: make check runs two such processes on two cores beside its
@@ -41,16 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "check_all: a check that no usual change (to a section's reference, a "
         "test's message, the docs) can break: `make check-all` runs it, `make check` does not "
         "(README says why)")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The test files that took longest in the last `make check` first (its JUnit XML, as
-    `make bench` reads it), else those with the most tests (pytest-xdist's own order), each
-    file's tests in their own order: make check's processes take the files in this order, a
-    file at a time, so that no long file is left to run alone at the end."""
-    tests = Counter(item.location[0] for item in items)
-    took = dict(test_loop.slowest_test_files(count=len(tests)))
-    items.sort(key=lambda item: (-took.get(item.location[0], 0.0), -tests[item.location[0]]))
+    replay.register(config)
 
 
 def code_digest() -> str:

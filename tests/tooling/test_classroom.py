@@ -23,6 +23,8 @@ from tools import classroom as workflow_tool
 from tools import release
 from tools.class_example import catalogue_known, generate
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 
 def reporter_points(result: dict) -> tuple[float, float]:
     """(what the reporter posts to Classroom: the sum of the tests' scores, what its log

@@ -24,6 +24,8 @@ from course.results import NOT_IMPLEMENTED, PASSED
 from tests.tooling.conftest import fresh_solution_results
 from tools import exercises as gen
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 BILM = find_section("bilm")
 HARNESS_PACKAGE = re.compile(r"elmo_[0-9a-f]{16}")  # what the harness names its packages
 

@@ -38,6 +38,8 @@ from tests.tooling.test_grading import ISOLATION
 from tools import classroom as workflow_tool
 from tools import mistakes, release
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 SECTIONS_GRADED = (find_section(1), find_section(2), find_section("extract"))
 MISTAKES = ("numpy-not-seeded", "unknown-word-raises")  # a wrong answer; an exception
 TABLE_ROW = re.compile(r"^\s*(?P<number>\d+) \w+(?: \(bonus\))?\s+\S+\s+(?P<points>[\d.]+)/\d+",

@@ -32,6 +32,8 @@ from grading.scoring import result_from_dict
 from tools import autograder, release
 from tools.exercises import leaks
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 REFERENCE = {s.module: (ROOT / "solutions" / s.file_name).read_text() for s in SECTIONS}
 STUBS = {s.module: (ROOT / "exercises" / s.file_name).read_text() for s in SECTIONS}
 BONUS_POINTS = sum(s.points for s in SECTIONS if s.bonus)

@@ -23,6 +23,8 @@ from course.registry import ROOT, SECTIONS
 from tests.tooling.test_watch import READY, Watcher
 from tools import release
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 LEARNER_MK = ROOT / "course" / "learner.mk"
 
 

@@ -44,6 +44,8 @@ from tests.tooling.test_grading import (
 )
 from tests.tooling.test_similarity import HARM, build_class
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 SECTIONS = "2,5"  # grading A's; the others grade section 2 alone, which their tests read
 SECRETS = {"A": "a9c1-term-secret-of-the-autumn", "B": "b7e2-another-term-secret"}
 PAD_TEST = "test_pad_batch_is_time_major_and_pads_at_the_end"

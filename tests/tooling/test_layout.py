@@ -15,6 +15,8 @@ import pytest
 from course.registry import EXERCISES_DIR, REFERENCE_DIR, ROOT, find_section
 from tools import lock
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 NEVER_SHIPPED = ("tools", "grading", REFERENCE_DIR.name, "mistakes")
 
 

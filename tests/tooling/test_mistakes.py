@@ -24,6 +24,8 @@ from tools.mistakes import (
     take_reference,
 )
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 CATALOGUE = load_catalogue()
 MISTAKES = [m for m in CATALOGUE if isinstance(m, Mistake)]
 ALTERNATIVES = [m for m in CATALOGUE if isinstance(m, Alternative)]

@@ -10,6 +10,8 @@ from course.corpus import WORD_CLASSES
 from course.pretrained import pretrained
 from tools import reference
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 REFERENCE = reference()
 corpus = REFERENCE.corpus
 

@@ -20,6 +20,8 @@ from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT
 from tests.tooling.conftest import interrupt_after
 from tools import demo_real, reference, release, results, wordnet
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 
 @pytest.fixture(scope="module")
 def sections():

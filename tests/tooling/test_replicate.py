@@ -16,6 +16,8 @@ from course.registry import OUTPUT_WIDTH, REFERENCE_DIR, SECTIONS
 from tests.tooling.conftest import interrupt_after
 from tools import release, results
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 BONUS = SECTIONS[-1]
 
 

@@ -12,6 +12,8 @@ import pytest
 from course import experiments, targets
 from tools import results, results_text
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 FIGURES = ("training_loss.png", "context_gaps.png", "control.png", "context_comparison.png",
            "halves.png", "pca_bank.png", "layer_weights.png", "layer_weights_untrained.png",
            "nearest.txt", "char_vs_word.png", "char_neighbours.txt")

@@ -15,6 +15,8 @@ from course.concepts import title_of
 from course.registry import ROOT
 from tools import mistakes
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 KNOWN, _ = signatures.load()
 
 

@@ -35,6 +35,8 @@ from tools.class_example import catalogue_known, synthetic_result
 from tools.exercises import find_blocks, generate
 from tools.mistakes import Alternative, Mistake, apply_edits, load_catalogue
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 MODULES = [s.file_name for s in SECTIONS]
 HARM = "harm-was-done"
 KEPT = 0.4  # the share of the learner's statements that a learner writes as the reference does

@@ -21,6 +21,8 @@ import pytest
 from course.registry import ROOT, SECTIONS, find_section
 from course.watch import RunHistory, digest, file_system, preload_refusal, saved_since
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 READY = "watching "  # what the watcher prints once it watches
 LIMIT_S = 240  # a generous limit: the machine may be busy
 PROBE = "PYTEST_ARGS=-p tests.tooling.watch_probe"  # which process ran a watched run's tests

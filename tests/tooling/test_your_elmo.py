@@ -12,6 +12,8 @@ import pytest
 from course import your_elmo
 from course.registry import OUTPUT_WIDTH, REFERENCE_DIR, ROOT, SECTIONS, find_section
 
+pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
+
 # What each reading must set its numbers against.
 AGAINST = {"corpus": ["<unk>"], "bilm": ["forward", "backward"],
            "pretrain": ["untrained", "floors", "reference"],

@@ -52,6 +52,7 @@ ALL_SECONDS = 15.0  # `make test`, warm, on a complete implementation
 COLD_SECONDS = 30.0  # `make test-solutions` with an empty cache: it trains a biLM first
 CHECK_SECONDS = 150.0  # `make check`
 TOOLING_TIMES = ROOT / "build" / "tooling-times.xml"  # what `make check` wrote of its tests
+REPLAYED = ROOT / "build" / "replayed.txt"  # the slow tests it replayed (replay.py)
 SLOWEST_FILES = 5
 COLLECT_REPEATS = 5
 # What `make test SECTION=n` ran before it named the section's file itself.
@@ -113,22 +114,29 @@ def measure(include_check: bool = True) -> list[CommandRun]:
     return runs
 
 
-def slowest_test_files(path: Path = TOOLING_TIMES, count: int = SLOWEST_FILES
-                       ) -> list[tuple[str, float]]:
-    """The `count` tooling test files whose tests took longest in the last `make check`,
-    fixtures included, from pytest's JUnit XML: [(file, seconds)]; [] without one. Each
-    test's file is the XML's own `file` (`make check` writes the xunit1 family, which names
-    it): a class name alone does not say where a module's name ends."""
+def test_seconds(path: Path = TOOLING_TIMES) -> list[tuple[str, float]]:
+    """Each tooling test's seconds in the last `make check`, fixtures included, from
+    pytest's JUnit XML: [(node id, seconds)]; [] without one. Each test's file is the XML's
+    own `file` (`make check` writes the xunit1 family, which names it): a class name alone
+    does not say where a module's name ends."""
     import xml.etree.ElementTree as ElementTree
 
     try:
-        cases = ElementTree.parse(path).getroot().iter("testcase")
+        cases = list(ElementTree.parse(path).getroot().iter("testcase"))
     except (OSError, ElementTree.ParseError):
         return []
+    return [(f"{case.get('file', '?')}::{case.get('name')}", float(case.get("time", 0)))
+            for case in cases]
+
+
+def slowest_test_files(path: Path = TOOLING_TIMES, count: int = SLOWEST_FILES
+                       ) -> list[tuple[str, float]]:
+    """The `count` tooling test files whose tests took longest in the last `make check`:
+    [(file, seconds)]; a test that it replayed (tests/tooling/replay.py) took none."""
     seconds: dict[str, float] = {}
-    for case in cases:
-        name = case.get("file", "?")
-        seconds[name] = seconds.get(name, 0.0) + float(case.get("time", 0))
+    for node, took in test_seconds(path):
+        name = node.split("::")[0]
+        seconds[name] = seconds.get(name, 0.0) + took
     return sorted(seconds.items(), key=lambda item: -item[1])[:count]
 
 
@@ -143,6 +151,9 @@ def describe(runs: list[CommandRun]) -> list[str]:
         lines += [f"  slowest tooling test files of make check (their tests, fixtures "
                   f"included, over {TOOLING_TIMES.relative_to(ROOT)}):"]
         lines += [f"    {name:<44} {seconds:6.1f} s" for name, seconds in slowest_test_files()]
+        replayed = REPLAYED.read_text().split() if REPLAYED.exists() else []
+        lines += [f"  {len(replayed)} slow tests replayed, not run: they passed at the same "
+                  f"inputs ({REPLAYED.relative_to(ROOT)}, tests/tooling/replay.py)"]
     return lines
 
 
