@@ -85,13 +85,13 @@ demo: $(STAMP) ## the seed notebook end to end on solutions/: results.json, tabl
 
 # --- the notebooks' experiments: make predictions ---------------------------------------
 # Each notebook of sections 3-8 asks for a prediction, then runs one switch of the learner's
-# code (course/predictions.py) and prints their numbers beside the reference's: these, over
-# PREDICTION_SEEDS seeds, with each effect's seed noise, in course/predictions.json
+# code (analyses/predictions.py) and prints their numbers beside the reference's: these, over
+# PREDICTION_SEEDS seeds, with each effect's seed noise, in analyses/predictions.json
 # (tools/predictions.py; tests/tooling/test_predictions.py holds each effect beyond twice it).
 .PHONY: predictions
 PREDICTION_SEEDS ?= 5
 
-predictions: $(STAMP) ## the notebooks' experiments on the reference, 5 seeds: course/predictions.json (minutes)
+predictions: $(STAMP) ## the notebooks' experiments on the reference, 5 seeds: analyses/predictions.json (minutes)
 	$(PY) -m tools.predictions --seeds $(PREDICTION_SEEDS)
 
 # --- instructors: grading, release, autograder ------------------------------------------

@@ -1,10 +1,9 @@
-"""The learner runtime of the ELMo course, shipped whole in the handout: the registry, the
-isolation harness, the tests' plugins, the progress table, the pre-trained biLM, what the
-notebooks call, the given code of the sections (the corpus, the input checks, the
-analyses and the figures), and the measurements of `make replicate` (`experiments`, each
-biLM against the untrained biLM it started from, and `targets`, what the paper found read
-as effects of pre-training). It imports nothing of the course's tools, grader or
-reference."""
+"""The learner runtime of the ELMo course, what a test run needs: the registry, the
+isolation harness, the tests' plugins, the progress table, hints and watch mode, the
+pre-trained biLM, and the given code of the sections (the corpus, the characters, the input
+checks). The handout ships it with the analyses (`analyses`); every grading run is given it
+alone. It imports nothing of the analyses (a run that asks for its own ELMo's lines loads
+`analyses.your_elmo` then), the course's tools, grader or reference."""
 
 import os
 

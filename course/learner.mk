@@ -47,12 +47,12 @@ $(STAMP): $(LOCKS)
 # Does your ELMo reproduce what the paper found? Your sections pre-train a biLM and section
 # 8's character biLM on REPLICATE_SEEDS seeds; each is measured against the untrained biLM it
 # started from, and every target is read as trained against untrained, beside the reference's
-# reading (course/experiments.py, course/targets.py). Two processes; a line as each finishes.
+# reading (analyses/experiments.py, analyses/targets.py). Two processes; a line as each finishes.
 .PHONY: replicate
 REPLICATE_SEEDS ?= 5
 
 replicate: $(STAMP) ## do your biLMs show what the paper found? trained against untrained, 5 seeds (minutes)
-	@$(PY) -m course.experiments --impl $(ELMO_IMPL) --seeds $(REPLICATE_SEEDS)
+	@$(PY) -m analyses.experiments --impl $(ELMO_IMPL) --seeds $(REPLICATE_SEEDS)
 
 test: $(STAMP) ## run the tests of exercises/, then show your progress (SECTION= for one)
 	@$(LEARNER_TESTS); status=$$?; [ $$status -gt 1 ] || $(PROGRESS) $(RESULTS); exit $$status
@@ -73,7 +73,7 @@ watch: $(STAMP) ## rerun a section's tests each time you save its module (POLL=1
 	  -- ELMO_IMPL=$(ELMO_IMPL) RESULTS=$(RESULTS) STATE=$(STATE)
 
 run-notebooks: $(STAMP) ## run every notebook headless on exercises/, kept in build/notebooks/
-	$(PY) -m course.notebook run --impl $(ELMO_IMPL)
+	$(PY) -m analyses.notebook run --impl $(ELMO_IMPL)
 
 # JupyterLab, in an environment of its own (.venv-lab, requirements/lab.lock), apart from the
 # tests' .venv: its kernel "python3", the one the notebooks name, is .venv's Python. It starts
@@ -96,7 +96,7 @@ lab: $(STAMP) $(LAB_STAMP) ## JupyterLab on the notebooks, from the course's roo
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 replicate-real: $(STAMP) ## your ELMo on real English (WordNet), 5 seeds, beside the reference's (~6 min on 2 idle cores)
-	$(PY) -m course.real_english --impl $(ELMO_IMPL)
+	$(PY) -m analyses.real_english --impl $(ELMO_IMPL)
 
 submission: ## zip your section modules into submission.zip, the file you hand in
 	python3 -m course.submission submission.zip

@@ -19,7 +19,7 @@ order, that is not done: its hint from the registry, and its first test that doe
 
 After the table and the next step, each section that passed in this run shows a few lines of
 what the learner's own ELMo computes, as the run wrote them (`--your-elmo`, below); then how
-many predictions the learner made before the notebooks' experiments (`course.predictions`),
+many predictions the learner made before the notebooks' experiments (`analyses.predictions`),
 the latest beside what their biLM did. Nothing is scored.
 """
 
@@ -224,7 +224,7 @@ def next_step(progress: list[SectionProgress], impl_dir: Path) -> str:
 
 # --- what a passed section shows -----------------------------------------------------------
 # After the table and the next step, each section that passed in the run just recorded shows
-# the lines that the run wrote for it (`course.your_elmo`, the tests' `--your-elmo FILE`):
+# the lines that the run wrote for it (`analyses.your_elmo`, the tests' `--your-elmo FILE`):
 # what the learner's own code computes (its biLM's loss against the entropy floor, the
 # context gap per layer, ...). They are read from that file, so that this table never needs
 # torch.
@@ -257,7 +257,7 @@ def after_pass(progress: list[SectionProgress], ran: list[int],
 
 # --- the predictions made ------------------------------------------------------------------
 # Each notebook of sections 3-8 asks for a one-line prediction before an experiment on the
-# learner's own code (`course.predictions.run` keeps both in the state). The table counts them
+# learner's own code (`analyses.predictions.run` keeps both in the state). The table counts them
 # and shows the latest beside what the learner's biLM did: the surprise, never a score.
 
 LATEST_PREDICTIONS = 3

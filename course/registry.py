@@ -32,11 +32,15 @@ YOUR_ELMO_FILE = BUILD_DIR / "your-elmo-lines.json"  # its passed sections shown
 RUNTIME_FILES = ("course.toml", "pytest.ini", "course/*.py", "course/*.mk", "course/*.toml",
                  "course/*.json",
                  "tests/__init__.py", "tests/sections/*.py", "tests/sections/fakes/*.py")
+# The analyses that the notebooks, `make replicate` and the demos call (the package
+# `analyses`): the handout ships them; a grading run, which only runs the tests, never holds
+# them.
+ANALYSES_FILES = ("analyses/*.py", "analyses/*.json")
 
 # --- what a notebook prints -----------------------------------------------------------------
 # The widest line of a notebook's output, in characters: what the course book's column holds
 # without cutting it, as a notebook in Jupyter does beside a file browser. Readings wrap to
-# it (`course.notebook.fit`).
+# it (`analyses.notebook.fit`).
 OUTPUT_WIDTH = 88
 
 # --- environment variables ----------------------------------------------------------------

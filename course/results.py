@@ -13,7 +13,7 @@ when a stub's NotImplementedError is anywhere in its exception chain, so an unfi
 section never reads as a wrong answer.
 
 With `--your-elmo FILE` as well (a learner's `make test`), the run ends by writing to FILE
-what each section that passed shows of the implementation's own ELMo (`course.your_elmo`),
+what each section that passed shows of the implementation's own ELMo (`analyses.your_elmo`),
 for the progress table to print.
 """
 
@@ -142,7 +142,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--results-json", default=None, help="write each test's outcome here")
     parser.addoption("--your-elmo", default=None,
                      help="with --results-json: write here what each section that passes "
-                          "shows of the implementation's own ELMo (course.your_elmo)")
+                          "shows of the implementation's own ELMo (analyses.your_elmo)")
 
 
 def pytest_configure(config: pytest.Config) -> None:

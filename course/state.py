@@ -133,6 +133,6 @@ class State:
     # --- predictions ------------------------------------------------------------------------
 
     def record_prediction(self, made: dict) -> None:
-        """Keep a prediction and its experiment's outcome (`course.predictions.run`), after
+        """Keep a prediction and its experiment's outcome (`analyses.predictions.run`), after
         the earlier ones: every prediction counts, a repeated experiment too."""
         self.predictions.append(made)

@@ -185,7 +185,7 @@ def changes(folder: Path, poll: bool, stop: threading.Event) -> Iterator[set[str
 # of threads: a torch call) nor the course's pytest plugins (course.results, course.report),
 # whose asserts pytest rewrites as it imports them; what they import, it does.
 PRELOADED = ("torch", "torch._dynamo", "pytest", "hypothesis", "hypothesis.extra.numpy",
-             "_hypothesis_pytestplugin", "pytest_timeout", "course.your_elmo", "course.given",
+             "_hypothesis_pytestplugin", "pytest_timeout", "analyses.your_elmo", "course.given",
              "course.progress")
 # `make test`'s recipe (course/learner.mk) as `make -n` prints it: the tests, then the table
 # unless the tests could not run.

@@ -12,7 +12,7 @@ average, which is half of it.
 
 The floor. No biLM can do better than to know the corpus exactly: at every position, the
 share of the corpus's sentences with that prefix (for the backward LM, that suffix) that go
-on to each token. The given `course.analysis.entropy_floor` is that model's loss, the
+on to each token. The given `analyses.analysis.entropy_floor` is that model's loss, the
 lowest any biLM can reach on the corpus; a biLM at it has learnt the training sentences by
 heart. Scored under the training and the held-out sentences together, it is the loss of a
 biLM that has learnt which openings go with which endings, not which pairs training

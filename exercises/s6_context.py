@@ -23,7 +23,7 @@ is a string?
 
 Given, in the learner runtime: the readings of a comparison against its baselines (the
 cosine of two different words, each direction's half, the nearest occurrences) in
-`course.analysis`, and its pictures in `course.plots`.
+`analyses.analysis`, and its pictures in `analyses.plots`.
 """
 
 from __future__ import annotations

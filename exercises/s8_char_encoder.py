@@ -232,7 +232,7 @@ class CharBiLM(BiLM):
         embedding: a `Spelling` of `words`: word ids to their characters, characters as
             they are.
         token_projection: a `CharEncoder` of the given sizes, projecting to hidden_dim
-            (`course.analysis` reads layer 0 of any words through it).
+            (`analyses.analysis` reads layer 0 of any words through it).
         forward_lstms, backward_lstms, forward_head, backward_head: as for `BiLM`.
 
     Raises:

@@ -84,7 +84,7 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 # %%
 from IPython.display import Markdown
 
-from course.notebook import stubs_left
+from analyses.notebook import stubs_left
 from course.registry import SECTIONS
 
 rows = ["| # | section | notebook | points | still to write |", "|---|---|---|---|---|"]
@@ -138,9 +138,9 @@ else:
 # %%
 import dataclasses
 
-from course import analysis
+from analyses import analysis
+from analyses.notebook import glue, load_sections, pretrained_bilm
 from course import corpus as given_corpus
-from course.notebook import glue, load_sections, pretrained_bilm
 
 experiments = load_sections(IMPL, "context")
 

@@ -24,7 +24,7 @@ import random
 import numpy as np
 import torch
 
-from course.notebook import load_sections, run_checks
+from analyses.notebook import load_sections, run_checks
 from course.registry import find_section
 
 SECTION = find_section("setup")

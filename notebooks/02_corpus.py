@@ -44,7 +44,7 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 # %%
 from collections import Counter
 
-from course.notebook import glue, load_sections, run_checks, say
+from analyses.notebook import glue, load_sections, run_checks, say
 from course.registry import find_section
 
 SECTION = find_section("corpus")

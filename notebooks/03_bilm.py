@@ -45,8 +45,8 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import playground, plots, predictions
-from course.notebook import load_sections, run_checks
+from analyses import playground, plots, predictions
+from analyses.notebook import load_sections, run_checks
 from course.registry import find_section
 
 SECTION = find_section("bilm")

@@ -35,9 +35,9 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, playground, plots, predictions
-from course.notebook import each_epoch_on, glue, load_sections, run_checks, say
-from course.reference_targets import NUMBERS, SUMMARY
+from analyses import analysis, playground, plots, predictions
+from analyses.notebook import each_epoch_on, glue, load_sections, run_checks, say
+from analyses.reference_targets import NUMBERS, SUMMARY
 from course.registry import find_section
 
 set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images
@@ -92,7 +92,7 @@ glue("vocabulary", len(word2idx))
 # How low can the loss go? No biLM does better than one that knows the corpus exactly: at
 # every position it gives each possible next token the share of sentences with that prefix
 # that continue with it. That is the corpus's **entropy floor** (`entropy_floor`, given in
-# `course.analysis`). It is not 0, because the corpus itself is uncertain: after "she put
+# `analyses.analysis`). It is not 0, because the corpus itself is uncertain: after "she put
 # her money in the bank", four endings are possible, three in training.
 #
 # There are two floors worth knowing here:
@@ -186,7 +186,7 @@ glue("seeds", SUMMARY["seeds"])
 # Around every word of a sentence, the backward LM's most likely previous words (left) and
 # the forward LM's most likely next words (right), with their probabilities, a guess under
 # half a percent left out (`top_predictions` and `predictions_table`, given in
-# `course.analysis`).
+# `analyses.analysis`).
 
 # %%
 print(analysis.predictions_table(analysis.top_predictions(

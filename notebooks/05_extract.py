@@ -34,8 +34,8 @@ IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file 
 import torch
 from torch.nn import functional as F
 
-from course import playground, predictions
-from course.notebook import load_sections, pretrained_bilm, run_checks, say
+from analyses import playground, predictions
+from analyses.notebook import load_sections, pretrained_bilm, run_checks, say
 from course.registry import find_section
 
 SECTION = find_section("extract")

@@ -32,7 +32,7 @@
 # You write `cosine_sim` (normalise both vectors before the dot product, and decide what a
 # zero vector gives) and `compare_contexts` (every pair of sentences with the same target
 # word, the cosine of the word's embeddings at each layer). The baselines and the pictures
-# are given (`course.analysis`, `course.plots`).
+# are given (`analyses.analysis`, `analyses.plots`).
 
 # %% tags=["parameters"]
 IMPL = None  # None: your exercises/, or the folder that $ELMO_IMPL or the file .elmo-impl names
@@ -42,10 +42,10 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, playground, plots, predictions
-from course.experiments import untrained_like
-from course.notebook import glue, load_sections, pretrained_bilm, run_checks, say, targets_read
-from course.reference_targets import NUMBERS, SUMMARY
+from analyses import analysis, playground, plots, predictions
+from analyses.experiments import untrained_like
+from analyses.notebook import glue, load_sections, pretrained_bilm, run_checks, say, targets_read
+from analyses.reference_targets import NUMBERS, SUMMARY
 from course.registry import find_section
 
 SECTION = find_section("context")

@@ -16,7 +16,7 @@
 #
 # You write `ScalarMix` (its parameters, the weights, the mix, the layer normalisation) and
 # `ScalarMixProbe`: a `ScalarMix` followed by a linear classifier, and its training loop.
-# Two toy tasks (given, in `course.analysis`) then learn their own mix, each scored on a
+# Two toy tasks (given, in `analyses.analysis`) then learn their own mix, each scored on a
 # held-out split that keeps it fair:
 #
 # * **word class** (syntax-like): the class of the corpus's unambiguous words (noun, verb,
@@ -43,12 +43,12 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, plots, predictions
-from course.experiments import untrained_like
-from course.notebook import glue, load_sections, pretrained_bilm, run_checks, say, targets_read
-from course.reference_targets import NUMBERS, SUMMARY
+from analyses import analysis, plots, predictions
+from analyses.experiments import untrained_like
+from analyses.notebook import glue, load_sections, pretrained_bilm, run_checks, say, targets_read
+from analyses.reference_targets import NUMBERS, SUMMARY
+from analyses.targets import interval
 from course.registry import find_section
-from course.targets import interval
 
 SECTION = find_section("layer_weights")
 sections = load_sections(IMPL, SECTION.name)

@@ -44,9 +44,9 @@ import torch
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import analysis, playground, plots, predictions
-from course.notebook import glue, load_sections, pretrained_bilm, run_checks, say
-from course.reference_targets import SUMMARY
+from analyses import analysis, playground, plots, predictions
+from analyses.notebook import glue, load_sections, pretrained_bilm, run_checks, say
+from analyses.reference_targets import SUMMARY
 from course.registry import find_section
 
 set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images

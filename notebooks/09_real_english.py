@@ -21,8 +21,8 @@ from collections import Counter
 from IPython.display import Markdown, display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from course import real_english, real_results
-from course.notebook import say
+from analyses import real_english, real_results
+from analyses.notebook import say
 from course.registry import shown
 
 set_matplotlib_formats("png")  # the figures are drawn without pyplot: show them as images

@@ -12,7 +12,7 @@ layer normalisation computes one mean and one variance per layer over the unmask
 positions of the whole batch (the paper's "in some cases, layer normalization ... helped").
 
 `ScalarMixProbe` learns s and gamma together with a linear classifier. The given
-`course.analysis` trains it on two toy tasks, each cross-validated on held-out splits that
+`analyses.analysis` trains it on two toy tasks, each cross-validated on held-out splits that
 keep it fair (`ProbeTask.train_on`):
 
     word class   syntax-like: the word class of the corpus's unambiguous words, scored on
@@ -26,7 +26,7 @@ The paper reads its layers two ways. Learned weights (Sec. 5.5, Fig. 2): what ea
 mix takes from each layer. Single-layer probes (Sec. 5.3): a probe on one layer alone,
 where the first biLSTM layer is the better one for POS tagging (Table 6, 97.3 against 96.8)
 and the second for word sense disambiguation (Table 5, 69.0 against 67.4).
-`course.analysis.evaluate_task` measures both; that a syntax-like task prefers a lower
+`analyses.analysis.evaluate_task` measures both; that a syntax-like task prefers a lower
 layer and a meaning-like task the top one is the hypothesis, and section 7's notebook
 measures what this toy biLM makes of it.
 """
@@ -155,7 +155,7 @@ class ScalarMixProbe(nn.Module):
     Attributes:
         mix: the `ScalarMix` of the `num_layers` layers, normalising each layer exactly when
             `do_layer_norm`; after `fit`, `mix.weights` and `mix.gamma` are what the task
-            learned to take from each layer (`course.analysis` reads them).
+            learned to take from each layer (`analyses.analysis` reads them).
 
     Behaviour: the logits are an affine function of `mix(layers)` alone (one weight matrix
     and one bias shared by every token), and the probe adds no softmax.

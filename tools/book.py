@@ -3,7 +3,7 @@
     python -m tools.book [OUT]                   # default build/book: every notebook run now
     python -m tools.book OUT --executed DIR      # the notebooks already executed in DIR
 
-It holds the companion notebooks executed on the reference (`course.notebook.execute`, their
+It holds the companion notebooks executed on the reference (`analyses.notebook.execute`, their
 outputs and figures kept), the docs, the Explore page (tools/book_explore.py) and the
 references (docs/references.bib), built by Jupyter Book 1.x from the book's own environment,
 `.venv-book` (requirements/book.lock; version 2 fetches its theme from the internet). Each
@@ -38,7 +38,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.notebook import execute, notebook_names, section_of
+from analyses.notebook import execute, notebook_names, section_of
 from course.registry import (
     BUILD_DIR,
     EXERCISES_DIR,
@@ -117,7 +117,7 @@ sphinx:
 """
 
 # The article takes the page's width, its contents ("On this page") behind the header's
-# button: a figure, 8.5 inches at 100 dpi (course/plots.py), shows at its full width, and an
+# button: a figure, 8.5 inches at 100 dpi (analyses/plots.py), shows at its full width, and an
 # output line of OUTPUT_WIDTH characters whole. A longer line of code or of a terminal's
 # output in the docs wraps at the column rather than running off it.
 STYLESHEET_TEXT = """\

@@ -166,7 +166,7 @@ def explore_data(made_up: bool = False) -> dict:
                 "views": {"bank": {"0": [views[k] for k in range(3)]}}}
     import torch
 
-    from course import analysis, experiments
+    from analyses import analysis, experiments
     from course.corpus import HELDOUT_LABELS, SENSE_LABELS
     from course.pretrained import pretrained
     from tools import reference

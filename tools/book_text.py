@@ -5,7 +5,7 @@
   knows (`CITATIONS`) into sphinxcontrib-bibtex's role, linked to the bibliography page
   (docs/references.bib), and `unlinked_citations` finds any it does not know.
 * Numbers. A number in a sentence that a run computed is written into it with Jupyter
-  Book's glue ({glue:text}`name:.2f`, kept by `course.notebook.glue`); a number typed in
+  Book's glue ({glue:text}`name:.2f`, kept by `analyses.notebook.glue`); a number typed in
   prose is either a size or a name (an integer: section 3, 96 sentences, 10 epochs) or one
   of `CONSTANTS`, each with what it is. A Markdown page (docs/analysis.md) has no glue: its
   measured numbers are in blocks that `tools.results` generates from the results files,
@@ -46,11 +46,11 @@ CONSTANTS = {
     "96.8": "the paper's POS accuracy with its second layer (Table 6)",
     "0.005": "the recipe's learning rate (section 4's DEFAULT_RECIPE)",
     "0.001": "the seed notebook's learning rate (section 4's SEED_RECIPE)",
-    "0.1": "the gap that the course's targets count (course.targets.MIN_GAP)",
-    "0.9": "the 1-NN and mix accuracy that the course's targets count (course.targets)",
+    "0.1": "the gap that the course's targets count (analyses.targets.MIN_GAP)",
+    "0.9": "the 1-NN and mix accuracy that the course's targets count (analyses.targets)",
     "0.5": "chance between a word's two senses",
-    "95%": "the confidence of every interval (course.real_findings)",
-    "8.5": "the notebook's width in inches, which every figure fits (course.plots)",
+    "95%": "the confidence of every interval (analyses.real_findings)",
+    "8.5": "the notebook's width in inches, which every figure fits (analyses.plots)",
 }
 
 _CODE = re.compile(r"```.*?```|~~~.*?~~~|`[^`]*`", re.DOTALL)

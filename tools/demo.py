@@ -2,14 +2,14 @@
 
     python -m tools.demo [--seeds 10] [--out build/demo] [--jobs 2]
 
-For each training seed 0 .. seeds-1 it runs `course.experiments` on the reference's
+For each training seed 0 .. seeds-1 it runs `analyses.experiments` on the reference's
 sections: it pre-trains the word biLM and section 8's character biLM, and measures what
 sections 6-8 are about on each of them and on the untrained biLM each started from (the
 same shape, the seed's initial weights, never trained), the control of every claim about
 what a layer knows. The seeds run in `--jobs` processes (two by default: one core each),
 a line as each finishes. It writes every number to `--out`/results.json (the schema is
 `tools.results`'s; `python -m tools.results write` turns it into the README's and docs'
-tables), prints the tables and the targets (`course.targets`: each read on the trained and
+tables), prints the tables and the targets (`analyses.targets`: each read on the trained and
 the untrained biLMs), and draws, naming each file as it goes:
 
     training_loss.png         training and held-out loss per epoch, with the floors, for
@@ -45,9 +45,8 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from course import analysis, experiments, plots, targets
-from course.registry import BUILD_DIR
-from course.targets import (
+from analyses import analysis, experiments, plots, targets
+from analyses.targets import (
     LAYERS,
     MIN_GAP,
     MODEL_NAMES,
@@ -58,6 +57,7 @@ from course.targets import (
     TASKS,
     view,
 )
+from course.registry import BUILD_DIR
 from tools import reference, results
 from tools.bench.run import machine
 

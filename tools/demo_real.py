@@ -9,14 +9,14 @@
     python -m tools.demo_real --stale              # warn (exit 0) when docs/results-real.json
                                                    # was made by other code than today's
 
-It runs `course.real_english`'s pipeline on `solutions/` (the same code that `make
+It runs `analyses.real_english`'s pipeline on `solutions/` (the same code that `make
 replicate-real` runs on a learner's `exercises/`): per seed, pre-train the word biLM and
 section 8's character biLM on WordNet's definitions, then read their layers on WordNet's
 sense-labelled examples against the priors and an untrained biLM, and read the seeds
-together into intervals and verdicts (`course.real_findings`). The pre-trained biLMs are
+together into intervals and verdicts (`analyses.real_findings`). The pre-trained biLMs are
 cached, so a second run only measures. It writes to `--out`:
 
-    results.json    every number (the schema is `course.real_results`')
+    results.json    every number (the schema is `analyses.real_results`')
     layers.png      per test and layer: the pre-trained and the untrained biLM's accuracy
                     with its 95 % interval, and the priors
     findings.png    the comparisons named in advance, each a difference with its interval
@@ -41,7 +41,7 @@ from pathlib import Path
 
 import torch
 
-from course import real_english, real_results
+from analyses import real_english, real_results
 from course.registry import shown
 from tools import reference, results
 from tools.bench.run import machine

@@ -18,7 +18,7 @@ gives tags); jupytext reads it. What jupytext does not do is done here:
   nothing and a committed `.ipynb` changes only when its source does;
 * two tags that mean something: `parameters`, the first code cell, exactly
   `IMPL = None` (the root cell then reads the switch from `ELMO_IMPL` or `.elmo-impl`;
-  `course.notebook.with_impl` replaces it, as papermill does), and
+  `analyses.notebook.with_impl` replaces it, as papermill does), and
   `first-call`, in a section's notebook the cell that first calls the learner's code of that
   section: on the pristine stubs the notebook must stop there, with that section's "not
   implemented yet" error, and nowhere else;
@@ -38,7 +38,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from course.notebook import (
+from analyses.notebook import (
     KERNEL,
     PARAMETERS_TAG,
     Outcome,

@@ -2,8 +2,8 @@
 
     python -m tools.predictions [--seeds 5] [--jobs 2]     # make predictions
 
-runs every experiment of `course.predictions` on the reference over seeds 0 .. N-1, a seed to
-a process (one torch thread each), and writes `course/predictions.json`: per experiment,
+runs every experiment of `analyses.predictions` on the reference over seeds 0 .. N-1, a seed to
+a process (one torch thread each), and writes `analyses/predictions.json`: per experiment,
 each seed's numbers (as built, switched, untrained) and the seconds it took, and the summary
 the notebooks print beside a learner's numbers: the mean and standard deviation over the
 seeds of each, and of the effect (switched minus as built, seed by seed). An experiment
@@ -26,7 +26,7 @@ import time
 
 import torch
 
-from course import predictions
+from analyses import predictions
 from course.harness import Harness
 from course.long_command import each, forking, ignore_in_worker
 from course.registry import REFERENCE_DIR, SECTIONS, shown

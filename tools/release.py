@@ -23,14 +23,14 @@ import shutil
 import sys
 from pathlib import Path
 
-from course.real_results import REFERENCE_RESULTS
-from course.registry import BUILD_DIR, REFERENCE_DIR, ROOT, RUNTIME_FILES
+from analyses.real_results import REFERENCE_RESULTS
+from course.registry import ANALYSES_FILES, BUILD_DIR, REFERENCE_DIR, ROOT, RUNTIME_FILES
 
 from .exercises import generate, leaks
 
 TEMPLATES = Path(__file__).parent / "handout"
 DEFAULT_OUT = BUILD_DIR / "handout"
-SHIPPED = (*RUNTIME_FILES, "notebooks/*.ipynb", "requirements/learner.lock",
+SHIPPED = (*RUNTIME_FILES, *ANALYSES_FILES, "notebooks/*.ipynb", "requirements/learner.lock",
            "requirements/lab.lock", ".gitignore",
            "data/wordnet/*.gz", "data/wordnet/LICENSE")
 # What a learner's handout never speaks of: the reference, and the maintainers' commands and

@@ -11,10 +11,10 @@ that read them, tools/results_text.py).
 
 A table lives in its Markdown file between `<!-- table: NAME -->` and `<!-- /table -->`;
 `write` replaces what is between, `check` compares it. `write` also writes
-`course/reference_targets.py`, what `make replicate` shows of the reference beside a
+`analyses/reference_targets.py`, what `make replicate` shows of the reference beside a
 learner's biLMs: each target's reading, numbers only.
 
-The results (`course.experiments.run` measures them, `tools.demo` writes them) hold, beside
+The results (`analyses.experiments.run` measures them, `tools.demo` writes them) hold, beside
 what the run was (`run`: command, machine, versions, commit, threads) and `seeds`, the
 records of the word biLM; "trained" says whether a record is of the pre-trained biLM of its
 seed or of the untrained one it started from (the same shape and initial weights):
@@ -36,7 +36,7 @@ seed or of the untrained one it started from (the same shape and initial weights
                  (1 = the nearest) of `candidates`; model "word" (the query is <unk>) or
                  "char"
 
-The readings of the records (`gap`, `weights`, ...) and the targets are `course.targets`'.
+The readings of the records (`gap`, `weights`, ...) and the targets are `analyses.targets`'.
 """
 
 from __future__ import annotations
@@ -51,9 +51,8 @@ from pathlib import Path
 
 import numpy as np
 
-from course import real_results, targets
-from course.registry import BUILD_DIR, ROOT, shown
-from course.targets import (
+from analyses import real_results, targets
+from analyses.targets import (
     CONTEXT_LAYERS,
     LAYERS,
     MIN_GAP,
@@ -66,13 +65,14 @@ from course.targets import (
     spread,
     view,
 )
+from course.registry import BUILD_DIR, ROOT, shown
 
 from . import results_text
 
 COMMITTED = ROOT / "docs" / "results.json"
 DEMO_RESULTS = BUILD_DIR / "demo" / "results.json"
 TABLE_FILES = (ROOT / "README.md", ROOT / "docs" / "analysis.md")
-REFERENCE_SUMMARY = ROOT / "course" / "reference_targets.py"
+REFERENCE_SUMMARY = ROOT / "analyses" / "reference_targets.py"
 RECORDS = {
     "context": ("seed", "trained", "split", "word", "layer", "same", "different", "baseline"),
     "probes": ("seed", "trained", "task", "layer", "accuracy", "weights", "gamma", "chance",
@@ -372,7 +372,7 @@ GENERATED = frozenset(TABLES) | frozenset(real_results.TABLES)
 def render(text: str, results: dict) -> str:
     """`text` with every table between its markers regenerated from `results`; the tables
     of ELMo on real English (`real_*`) from their own committed results
-    (`course.real_results`, `python -m tools.demo_real --commit`).
+    (`analyses.real_results`, `python -m tools.demo_real --commit`).
 
     Raises:
         KeyError: a marker names no table.
@@ -412,7 +412,7 @@ def _wrapped(key: str, value) -> str:
 
 
 def reference_summary(results: dict) -> str:
-    """`course/reference_targets.py`: `course.targets.summary` of `results`, as Python."""
+    """`analyses/reference_targets.py`: `analyses.targets.summary` of `results`, as Python."""
     found = targets.summary(results)
     lines = ['"""What `make replicate` shows of the reference implementation beside your '
              'biLMs: each', "target's reading over the reference's seeds, trained against "
@@ -430,7 +430,7 @@ def reference_summary(results: dict) -> str:
                      lambda m: "[" + " ".join(m.group(1).split()) + "]",
                      json.dumps(targets.key_means(results), indent=1, ensure_ascii=False))
     return "\n".join([*lines, "}}", "", "# What `make test` sets beside a passed section's own "
-                      "numbers (`course.targets.key_means`).",
+                      "numbers (`analyses.targets.key_means`).",
                       f"NUMBERS = {numbers}", ""])
 
 

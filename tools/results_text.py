@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from course import targets
-from course.targets import CONTEXT_LAYERS, MIN_GAP, MIN_NEAREST, view
+from analyses import targets
+from analyses.targets import CONTEXT_LAYERS, MIN_GAP, MIN_NEAREST, view
 
 
 def _mean(values) -> str:

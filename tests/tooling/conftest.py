@@ -32,7 +32,7 @@ SHARED_DIR = BUILD_DIR / "tooling-shared"
 GRADER_PREPARED = BUILD_DIR / "grading-prepared"
 SOLUTION_RESULTS = BUILD_DIR / "results-solutions.json"  # `make test-solutions` writes it
 # What a shared folder is made from: the course's code and data, never its prose.
-CODE = ("course", "solutions", "exercises", "tools", "grading", "tests", "mistakes",
+CODE = ("course", "analyses", "solutions", "exercises", "tools", "grading", "tests", "mistakes",
         "notebooks", "data", "requirements")
 
 

@@ -33,8 +33,8 @@ RECORD = Path(__file__).with_name("replay.json")
 REPLAYED = test_loop.REPLAYED
 # What a slow test may read: the course's code, data, docs and settings. Not build/ (made
 # from these), nor the other tooling tests' files.
-INPUT_DIRS = ("course", "solutions", "exercises", "tools", "grading", "tests", "mistakes",
-              "notebooks", "data", "requirements", "docs")
+INPUT_DIRS = ("course", "analyses", "solutions", "exercises", "tools", "grading", "tests",
+              "mistakes", "notebooks", "data", "requirements", "docs")
 INPUT_FILES = ("course.toml", "pytest.ini", "Makefile", "pyproject.toml", "README.md")
 TOOLING_TESTS = Path(__file__).parent
 DIGEST_KEY = "replay_digest"

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from course import analysis, experiments
+from analyses import analysis, experiments
 from course.pretrained import TRAINING_SEED, pretrained
 from tools import reference
 

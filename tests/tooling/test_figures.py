@@ -1,4 +1,4 @@
-"""The given pictures of sections 6 and 7 (`course.plots`, not learner code): each draws what
+"""The given pictures of sections 6 and 7 (`analyses.plots`, not learner code): each draws what
 it says, from the numbers it is given, without pyplot, and saves where it is told."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from course import analysis, plots
+from analyses import analysis, plots
 from course.pretrained import pretrained
 from tools import reference
 

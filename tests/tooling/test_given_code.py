@@ -11,7 +11,7 @@ import sys
 import pytest
 import torch
 
-from course import analysis
+from analyses import analysis
 from course.pretrained import pretrained
 from tools import reference
 

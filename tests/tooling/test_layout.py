@@ -1,5 +1,6 @@
-"""The border between the learner runtime (`course/`, shipped) and everything that never
-ships (`tools/`, `grading/`, the reference), the locks, and what a run leaves behind."""
+"""The borders between the learner runtime (`course/`, shipped, and all a grading run is
+given), the analyses (`analyses/`, shipped) and everything that never ships (`tools/`,
+`grading/`, the reference), the locks, and what a run leaves behind."""
 
 from __future__ import annotations
 
@@ -31,17 +32,31 @@ def imported_packages(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "course").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted([*(ROOT / "course").glob("*.py"),
+                                         *(ROOT / "analyses").glob("*.py")]),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_learner_runtime_imports_nothing_that_never_ships(path):
-    assert not imported_packages(path) & set(NEVER_SHIPPED), (
-        f"course/{path.name} imports {sorted(imported_packages(path) & set(NEVER_SHIPPED))}, "
-        "which a learner's handout does not hold")
+    never = sorted(imported_packages(path) & set(NEVER_SHIPPED))
+    assert not never, (f"{path.parent.name}/{path.name} imports {never}, which a learner's "
+                       "handout does not hold")
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "tests" / "sections").glob("*.py")),
-                         ids=lambda p: p.name)
-def test_the_section_tests_import_only_the_runtime(path):
-    assert not imported_packages(path) & set(NEVER_SHIPPED)
+@pytest.mark.parametrize("path", sorted([*(ROOT / "tests" / "sections").rglob("*.py"),
+                                         *(ROOT / "course").glob("*.py"),
+                                         *(ROOT / "grading").glob("*.py")]),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_runtime_its_tests_and_the_grader_load_nothing_of_the_analyses(path):
+    assert not imported_packages(path) & {*NEVER_SHIPPED, "analyses"} - {"grading"}, (
+        f"{path.relative_to(ROOT)} imports the analyses or what never ships: a grading run "
+        "holds the learner runtime alone")
+
+
+def test_a_grading_run_is_given_the_runtime_and_tests_and_none_of_the_analyses():
+    from grading.sandbox import Pristine
+
+    given = Pristine().course()
+    assert "course/harness.py" in given and "tests/sections/conftest.py" in given
+    assert not [name for name in given if name.startswith(("analyses/", "notebooks/"))]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "grading").glob("*.py")), ids=lambda p: p.name)

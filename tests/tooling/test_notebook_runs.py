@@ -1,4 +1,4 @@
-"""`make run-notebooks` (`course.notebook run`) reports as it goes, whatever its output is, and
+"""`make run-notebooks` (`analyses.notebook run`) reports as it goes, whatever its output is, and
 keeps every executed notebook, outputs and all, where it says."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import time
 
 import nbformat
 
-from course import notebook
-from course.notebook import PARAMETERS_TAG, execute, outcome_line
+from analyses import notebook
+from analyses.notebook import PARAMETERS_TAG, execute, outcome_line
 
 
 def tiny_notebook(folder):

@@ -13,9 +13,9 @@ import nbformat
 import pytest
 import torch
 
-from course import notebook as notebooks
+from analyses import notebook as notebooks
+from analyses.notebook import PARAMETERS_TAG, Outcome
 from course import switch
-from course.notebook import PARAMETERS_TAG, Outcome
 from course.registry import NOTEBOOKS_DIR, ROOT, SECTIONS, find_section
 from course.state import module_digest
 from tests.tooling.conftest import fresh_solution_results
@@ -404,7 +404,7 @@ def test_a_failing_check_prints_the_courses_message_first_and_no_traceback():
     error = notebooks.ChecksFailed("section 3 (bilm): 1 of 2 checks do not pass yet")
     assert error._render_traceback_() == [
         "ChecksFailed: section 3 (bilm): 1 of 2 checks do not pass yet"], (
-        "IPython shows this one line instead of a traceback into course/notebook.py")
+        "IPython shows this one line instead of a traceback into analyses/notebook.py")
     broken = [{"name": f"test_{n}", "checks": "c", "status": "failed",
                "message": "SyntaxError: invalid syntax (s3_bilm.py, line 9)"} for n in range(4)]
     grouped = notebooks.checks_report(bilm, broken, 1, "")

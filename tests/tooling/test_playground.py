@@ -1,11 +1,11 @@
-"""The notebooks' playgrounds (`course.playground`) take what a person types: case and
+"""The notebooks' playgrounds (`analyses.playground`) take what a person types: case and
 punctuation as the tokenizer reads them, unknown words shown as <unk>, ties said to be ties,
 a clear message for what cannot be read as asked. Every section's notebook has one."""
 
 import pytest
 
-from course import playground
-from course.notebook import notebook_names, section_of
+from analyses import playground
+from analyses.notebook import notebook_names, section_of
 from course.pretrained import pretrained
 from course.registry import NOTEBOOKS_DIR
 from tools import reference

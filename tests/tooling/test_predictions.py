@@ -1,6 +1,6 @@
-"""Predict, then run (`course.predictions`): a prediction comes before the numbers, is kept in
+"""Predict, then run (`analyses.predictions`): a prediction comes before the numbers, is kept in
 the learner's state beside what their biLM did, and is counted, never scored; the reference's
-numbers come from the generated `course/predictions.json`, where every experiment is beyond
+numbers come from the generated `analyses/predictions.json`, where every experiment is beyond
 twice its seed noise; each of sections 3 to 8 has one, in its notebook."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import re
 
 import pytest
 
-from course import predictions, progress
+from analyses import predictions
+from analyses.notebook import section_of
+from course import progress
 from course.harness import Harness
-from course.notebook import section_of
 from course.registry import NOTEBOOKS_DIR, REFERENCE_DIR, ROOT, SECTIONS
 from course.state import State
 
@@ -135,12 +136,12 @@ def test_the_reference_runs_without_a_prediction_as_the_book_does(toy, reference
 def test_every_experiment_is_measured_and_beyond_twice_its_seed_noise():
     measured = RESULTS["experiments"]
     assert set(measured) == set(predictions.EXPERIMENTS), (
-        "course/predictions.json is stale: run `make predictions`")
+        "analyses/predictions.json is stale: run `make predictions`")
     for name, experiment in predictions.EXPERIMENTS.items():
         found = measured[name]
         assert (found["section"], found["switch"], found["quantity"]) == (
             experiment.section, experiment.switch, experiment.quantity), (
-            f"{name}: course/predictions.json is stale: run `make predictions`")
+            f"{name}: analyses/predictions.json is stale: run `make predictions`")
         summary = found["summary"]
         assert summary["n"] >= 5 and len(found["seeds"]) == summary["n"]
         assert abs(summary["effect"]["mean"]) >= 2 * summary["effect"]["sd"], (
@@ -155,7 +156,7 @@ def test_the_recorded_numbers_are_what_the_reference_computes_now(reference, nam
     found = predictions.EXPERIMENTS[name].measure(reference, 0)
     for key in predictions.MEASURED:
         assert found[key] == pytest.approx(recorded[key], abs=1e-3), (
-            f"{name}, {key}: course/predictions.json is stale: run `make predictions`")
+            f"{name}, {key}: analyses/predictions.json is stale: run `make predictions`")
 
 
 # --- the notebooks ------------------------------------------------------------------------------

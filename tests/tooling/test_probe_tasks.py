@@ -5,7 +5,7 @@ measured (docs/analysis.md)."""
 import pytest
 import torch
 
-from course import analysis, experiments
+from analyses import analysis, experiments
 from course.corpus import WORD_CLASSES
 from course.pretrained import pretrained
 from tools import reference

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from course import real_english, real_findings, real_readings, real_results
+from analyses import real_english, real_findings, real_readings, real_results
 from course.long_command import INTERRUPTED
 from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT
 from tests.tooling.conftest import interrupt_after
@@ -406,7 +406,7 @@ def test_replicate_real_runs_through_in_two_processes(tmp_path):
     the check scale: it ends with its results and the comparison with the reference's."""
     env = {**os.environ, CACHE_ENV_VAR: str(tmp_path / "cache")}
     done = subprocess.run(
-        [sys.executable, "-m", "course.real_english", "--impl", str(REFERENCE_DIR),
+        [sys.executable, "-m", "analyses.real_english", "--impl", str(REFERENCE_DIR),
          "--scale", "check", "--seeds", "2", "--jobs", "2", "--out", str(tmp_path / "out")],
         env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -417,7 +417,7 @@ def test_replicate_real_runs_through_in_two_processes(tmp_path):
 def test_replicate_real_shows_progress_at_once_and_stops_cleanly_on_ctrl_c(tmp_path):
     env = {**os.environ, CACHE_ENV_VAR: str(tmp_path / "cache")}
     status, out, err, before = interrupt_after(
-        [sys.executable, "-m", "course.real_english", "--impl", str(REFERENCE_DIR),
+        [sys.executable, "-m", "analyses.real_english", "--impl", str(REFERENCE_DIR),
          "--scale", "check", "--seeds", "2", "--jobs", "2", "--out", str(tmp_path / "out")],
         first="pre-training", env=env)
     assert before[0].startswith("make replicate-real:") and "Ctrl-C" in before[0], before

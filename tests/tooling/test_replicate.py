@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from course import experiments, targets
+from analyses import experiments, targets
 from course.long_command import INTERRUPTED
 from course.registry import OUTPUT_WIDTH, REFERENCE_DIR, SECTIONS
 from tests.tooling.conftest import interrupt_after
@@ -98,7 +98,7 @@ def test_replicate_shows_progress_at_once_and_stops_cleanly_on_ctrl_c(tmp_path):
     """Its first lines come before any biLM is done, each seed's biLMs say when they start,
     and Ctrl-C, which reaches the workers too, ends it in one line, with no traceback."""
     status, out, err, before = interrupt_after(
-        [sys.executable, "-m", "course.experiments", "--impl", str(REFERENCE_DIR), "--seeds",
+        [sys.executable, "-m", "analyses.experiments", "--impl", str(REFERENCE_DIR), "--seeds",
          "2", "--jobs", "2", "--out", str(tmp_path)], first="seed 0: started")
     assert before[0].startswith("make replicate:") and "Ctrl-C" in before[0], before
     assert status == INTERRUPTED, (status, out, err)

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from course import experiments, targets
+from analyses import experiments, targets
 from tools import results, results_text
 
 pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
@@ -65,7 +65,7 @@ def test_a_changed_number_makes_the_tables_stale():
     for record in changed["context"]:  # every gap gone: the targets, wherever they are kept
         record["different"] = record["same"]
     assert results.stale_tables(changed) == ["README.md", "docs/analysis.md",
-                                             "course/reference_targets.py"]
+                                             "analyses/reference_targets.py"]
 
 
 def test_the_pages_sentences_say_what_the_numbers_say():
@@ -89,7 +89,7 @@ def test_a_changed_reading_makes_the_reference_summary_stale():
     for record in changed["context"]:  # the untrained biLM as far apart as the trained one
         if not record["trained"]:
             record["different"] -= 1.0
-    assert "course/reference_targets.py" in results.stale_tables(changed)
+    assert "analyses/reference_targets.py" in results.stale_tables(changed)
 
 
 @pytest.mark.parametrize("damage, found", [

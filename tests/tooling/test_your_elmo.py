@@ -1,4 +1,4 @@
-"""What a passed section shows of the learner's own ELMo (`course.your_elmo`), read on the
+"""What a passed section shows of the learner's own ELMo (`analyses.your_elmo`), read on the
 reference: every section with something to show says it against a baseline, and whatever a
 layer is said to know, against the untrained biLM of the same shape."""
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from course import your_elmo
+from analyses import your_elmo
 from course.registry import OUTPUT_WIDTH, REFERENCE_DIR, ROOT, SECTIONS, find_section
 
 pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)

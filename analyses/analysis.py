@@ -4,7 +4,7 @@ learner's code, never part of it.
 A function that needs the learner's code takes the section modules first: `sections`, a
 namespace of modules by section name (`.corpus`, `.bilm`, `.pretrain`, `.extract`,
 `.context`, `.layer_weights`, `.char_encoder`), as `course.harness.Sections` and
-`course.notebook.load_sections` give them; the analysis then runs on whichever
+`analyses.notebook.load_sections` give them; the analysis then runs on whichever
 implementation those modules are.
 
     sections = load_sections("exercises", "context")
@@ -30,7 +30,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .corpus import (
+from course.corpus import (
     CORPUS,
     HELDOUT_LABELS,
     PHRASES_OF,
@@ -39,7 +39,7 @@ from .corpus import (
     UNSEEN_RELATIVES,
     WORD_CLASSES,
 )
-from .harness import Sections
+from course.harness import Sections
 
 __all__ = [
     "NUM_FOLDS",

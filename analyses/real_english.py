@@ -1,7 +1,7 @@
 """ELMo on real English: a biLM pre-trained on WordNet's definitions, read on its
 sense-labelled example sentences, the paper's Sec. 5.3 at a scale a CPU can do.
 
-    python -m course.real_english [--impl exercises] [--seeds 5] [--scale check|cpu|full]
+    python -m analyses.real_english [--impl exercises] [--seeds 5] [--scale check|cpu|full]
 
 It runs on any implementation's sections, the learner's `exercises/` as well as a
 reference: every function takes the sections (a `course.harness.Sections`) and uses only
@@ -14,7 +14,7 @@ WordNet's synsets to pre-train on; and, never trained on, its example sentences,
 sense of a word (`Example`). For each seed, the biLM is pre-trained on the definitions
 (`Scale`: on a CPU, what a few minutes buy; `full`, every definition for several epochs),
 then read per layer, beside an untrained biLM of the same shape and seed
-(`course.real_readings`):
+(`analyses.real_readings`):
 
     natural     the nearest-sense method on WordNet's examples as they come: does a layer
                 beat a frequency prior?
@@ -26,7 +26,7 @@ then read per layer, beside an untrained biLM of the same shape and seed
     rare        section 8's character biLM, on the test examples whose word the word biLM
                 reads as <unk>
 
-Every reading gives a score per test example, and `course.real_findings` turns the seeds'
+Every reading gives a score per test example, and `analyses.real_findings` turns the seeds'
 scores into intervals and verdicts.
 
 What makes pre-training at this vocabulary affordable on a CPU: an adaptive softmax
@@ -64,9 +64,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from course.harness import Harness, Sections, sources_key
+from course.long_command import Ticker, forking, ignore_in_worker, patiently, stopped
+from course.registry import CACHE_DIR, CACHE_ENV_VAR, EXERCISES_DIR, ROOT, find_section, shown
+
 from . import real_findings
-from .harness import Harness, Sections, sources_key
-from .long_command import Ticker, forking, ignore_in_worker, patiently, stopped
 from .real_findings import LAYERS, MASKED, PRETRAINED, UNTRAINED, reading
 from .real_readings import (
     PARTS_OF_SPEECH,
@@ -83,7 +85,6 @@ from .real_readings import (
     sense_task,
     standardiser,
 )
-from .registry import CACHE_DIR, CACHE_ENV_VAR, EXERCISES_DIR, ROOT, find_section, shown
 
 DATA_DIR = ROOT / "data" / "wordnet"
 GLOSSES = DATA_DIR / "glosses.tsv.gz"
@@ -93,7 +94,7 @@ SAMPLE_SEED = 1234  # which definitions a scale trains on: the same for every se
 PROBE_EPOCHS, PROBE_LR = 100, 0.05  # section 7's defaults, for its learned mix
 SPEED_SECONDS = 12.0  # CPU seconds of the full scale's pre-training timed by a run, per biLM
 # The code whose change changes the results (with the sections' sources and the data).
-CODE_FILES = ("course/real_english.py", "course/real_readings.py", "course/real_findings.py")
+CODE_FILES = ("analyses/real_english.py", "analyses/real_readings.py", "analyses/real_findings.py")
 # (lemma, part of speech) of the test sentences whose nearest examples the results show
 # (the paper's Table 4), each a lemma with several senses in the examples
 NEAREST_QUERIES = (("play", "verb"), ("bank", "noun"), ("run", "verb"), ("light", "adjective"),
@@ -982,7 +983,7 @@ def say(line: str) -> None:
 def run(sections: Sections, seeds: Sequence[int], scale: Scale | None = None,
         device: torch.device | None = None, jobs: int = 1, threads: int = 1,
         log: Callable[[str], None] = say) -> dict:
-    """Every seed of `seeds`, end to end: the results (`course.real_results` holds their
+    """Every seed of `seeds`, end to end: the results (`analyses.real_results` holds their
     schema), without `run`'s description of the machine, which the caller adds.
 
     On a CPU the work goes to `jobs` forked processes of `threads` torch threads each, in
@@ -990,7 +991,7 @@ def run(sections: Sections, seeds: Sequence[int], scale: Scale | None = None,
     with the timing of the full scale's biLMs beside them; then every seed is measured
     (`measure_seed`, its biLMs from the cache). On a GPU, or without a cache, one process
     does it all, seed by seed. The findings are the seeds' scores read together
-    (`course.real_findings`)."""
+    (`analyses.real_findings`)."""
     started, cpu_started, load = time.perf_counter(), cpu_seconds(), LoadSampler()
     device = sections.setup.get_device() if device is None else device
     scale = scale or SCALES["full" if device.type == "cuda" else "cpu"]
@@ -1096,9 +1097,9 @@ def expected_time(jobs: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from . import real_results  # matplotlib: only when writing
+    from analyses import real_results  # matplotlib: only when writing
 
-    parser = argparse.ArgumentParser(prog="python -m course.real_english",
+    parser = argparse.ArgumentParser(prog="python -m analyses.real_english",
                                      description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--impl", default=EXERCISES_DIR.name,
@@ -1130,7 +1131,7 @@ def main(argv: list[str] | None = None) -> int:
         return stopped("make replicate-real", (
             f"the biLMs it finished pre-training are kept in {shown(Path(cache))}/, so the "
             "next run trains only the others") if cache else "no biLM is kept (no cache)")
-    results["run"]["command"] = f"python -m course.real_english --impl {args.impl} " \
+    results["run"]["command"] = f"python -m analyses.real_english --impl {args.impl} " \
                                 f"--seeds {args.seeds}"
     real_results.write_outputs(results, args.out)
     if real_results.REFERENCE_RESULTS.exists():

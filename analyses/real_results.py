@@ -1,4 +1,4 @@
-"""The results of ELMo on real English (`course.real_english`): their schema, the tables and
+"""The results of ELMo on real English (`analyses.real_english`): their schema, the tables and
 the text of the docs, and the figures, all generated from them.
 
 The reference's results are `docs/results-real.json` (a run of the pipeline on the
@@ -45,9 +45,10 @@ from typing import NamedTuple
 import numpy as np
 from matplotlib.figure import Figure
 
+from course.registry import BUILD_DIR, ROOT, shown
+
 from .plots import NOTEBOOK_WIDTH_IN, SMALL
 from .real_findings import LAYERS, MASKED, PRETRAINED, UNTRAINED, reading, resolved
-from .registry import BUILD_DIR, ROOT, shown
 
 REFERENCE_RESULTS = ROOT / "docs" / "results-real.json"
 DEMO_OUT = BUILD_DIR / "demo-real"
@@ -429,7 +430,7 @@ def table_method(results: dict) -> str:
         "replacement, then each drawn seed's test examples). Examples of one lemma are "
         "drawn as if independent, so an interval is that much too narrow where a lemma's "
         "examples agree. The comparisons were named before any was measured "
-        "(`course/real_findings.py`): pre-trained minus untrained at each layer, layer 2 "
+        "(`analyses/real_findings.py`): pre-trained minus untrained at each layer, layer 2 "
         "minus each prior and minus layer 0, layer 2 minus layer 1.",
     ]
     return "\n".join(lines) + "\n"

@@ -1,12 +1,12 @@
 """What the paper found, restated as effects of pre-training: each target is read on the
-pre-trained biLMs and on the untrained biLMs they started from (`course.experiments`), seed
+pre-trained biLMs and on the untrained biLMs they started from (`analyses.experiments`), seed
 by seed, and counts as met by pre-training only where the trained biLM holds it and the
 untrained one of the same shape does not.
 
     found = targets.read(results)          # one Reading per target
     print(targets.report(results))         # them, as `make replicate` prints them
 
-`results` is what `course.experiments.run` returns (the demo's `results.json` too): records
+`results` is what `analyses.experiments.run` returns (the demo's `results.json` too): records
 of the word biLM at the top, of section 8's character biLM under "char", each with
 "trained" true or false. The readings below take one biLM's records, a `view`:
 
@@ -561,7 +561,7 @@ def differences(results: dict, reference: dict) -> list[Difference]:
 
 def key_means(results: dict) -> dict:
     """The means over seeds that `make test` shows beside a passed section's own numbers
-    (`course.your_elmo`): per biLM ("word", "char") and "trained" / "untrained", the
+    (`analyses.your_elmo`): per biLM ("word", "char") and "trained" / "untrained", the
     held-out same- minus different-sense gap and 1-NN sense accuracy per layer, each task's
     learned weights and mix accuracy, the relatives' mean rank (where measured) and,
     trained, the final training loss; and "noise": the standard deviation over seeds of the

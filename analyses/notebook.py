@@ -6,7 +6,7 @@
     trained = pretrained_bilm(sections)          # the biLM that sections 1-4 pre-train
     run_checks(IMPL, "pretrain")                 # section 4's tests, as `make test SECTION=4`
 
-    python -m course.notebook run [--impl exercises] [--out build/notebooks] [NOTEBOOK...]
+    python -m analyses.notebook run [--impl exercises] [--out build/notebooks] [NOTEBOOK...]
 
 A notebook takes its section from `IMPL` and the others from the reference (where there is
 one), as the tests do. The modules follow their files: after an edit to a section's file,
@@ -49,9 +49,9 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from traitlets.config import Config
 
-from .harness import Harness, Sections
-from .pretrained import pretrained
-from .registry import (
+from course.harness import Harness, Sections
+from course.pretrained import pretrained
+from course.registry import (
     BUILD_DIR,
     EXERCISES_DIR,
     NOTEBOOKS_DIR,
@@ -64,8 +64,8 @@ from .registry import (
     find_section,
     shown,
 )
-from .state import module_digest
-from .switch import IMPL_FILE, IMPL_VARIABLE, chosen_impl  # noqa: F401 (the notebooks')
+from course.state import module_digest
+from course.switch import IMPL_FILE, IMPL_VARIABLE, chosen_impl  # noqa: F401 (the notebooks')
 
 OVERVIEW = "00_overview.ipynb"
 REAL_ENGLISH = "09_real_english.ipynb"  # no section's: ELMo on real English, after them all
@@ -119,7 +119,7 @@ def say(text: str) -> None:
 
 def targets_read(*prefixes: str) -> str:
     """The course's targets whose claim starts with one of `prefixes`, as the reference's
-    seeds read them (`course.reference_targets.SUMMARY`): each claim, then how many of the
+    seeds read them (`analyses.reference_targets.SUMMARY`): each claim, then how many of the
     pre-trained and of the untrained biLMs hold it, what pre-training adds to the reading
     (mean ± sd over the seeds) and the verdict."""
     from .reference_targets import SUMMARY
@@ -524,7 +524,7 @@ def execute(runs: list[tuple[str, str | Path]], parallel: int = 2,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course.notebook", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m analyses.notebook", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="execute notebooks headless, each to its end")

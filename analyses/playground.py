@@ -19,9 +19,10 @@ from typing import Any
 
 from torch import nn
 
+from course.corpus import SENSE_LABELS
+from course.harness import Sections
+
 from . import analysis
-from .corpus import SENSE_LABELS
-from .harness import Sections
 
 UNK = "<unk>"
 TIE = 1e-6  # cosines this close count as one

@@ -3,9 +3,9 @@ the untrained biLM it started from (the same shape and the seed's initial weight
 trained), on whichever implementation `sections` are. The course's demo runs them on its
 reference over 10 seeds; `make replicate` on your exercises/ over 5:
 
-    python -m course.experiments [--impl exercises] [--seeds 5] [--jobs 2]
+    python -m analyses.experiments [--impl exercises] [--seeds 5] [--jobs 2]
 
-prints, for every target of `course.targets`, what your biLMs read, trained against
+prints, for every target of `analyses.targets`, what your biLMs read, trained against
 untrained, beside what the reference read, and keeps the numbers in
 build/replicate/results.json. From a notebook or a script:
 
@@ -14,7 +14,7 @@ build/replicate/results.json. From a notebook or a script:
     results, details = run(sections, seeds=range(5)) # every seed, word and character biLM
 
 Per seed and biLM (the word `BiLM` and, with `characters`, section 8's `CharBiLM`) it
-measures, with the given analyses of `course.analysis`:
+measures, with the given analyses of `analyses.analysis`:
 
     section 6   per word and layer, the mean cosine of same-sense and of different-sense
                 pairs, on training and on held-out sentences, with the anisotropy baseline;
@@ -26,7 +26,7 @@ measures, with the given analyses of `course.analysis`:
 
 each on the trained biLM and on the untrained one, and the trained one's losses and training
 time. The records are those of the demo's results.json (`view` and the readings of
-`course.targets` read them): "context", "nearest", "probes" (each with "trained": true or
+`analyses.targets` read them): "context", "nearest", "probes" (each with "trained": true or
 false), "pretraining", "neighbours".
 """
 
@@ -50,12 +50,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from course.corpus import CORPUS, HELDOUT, HELDOUT_LABELS, SENSE_LABELS
+from course.harness import Harness, Sections
+from course.long_command import Ticker, each, forking, ignore_in_worker, stopped
+from course.pretrained import TRAINING_SEED
+from course.registry import BUILD_DIR, OUTPUT_WIDTH, ROOT, SECTIONS, STUB_MESSAGE, shown
+
 from . import analysis, targets
-from .corpus import CORPUS, HELDOUT, HELDOUT_LABELS, SENSE_LABELS
-from .harness import Harness, Sections
-from .long_command import Ticker, each, forking, ignore_in_worker, stopped
-from .pretrained import TRAINING_SEED
-from .registry import BUILD_DIR, OUTPUT_WIDTH, ROOT, SECTIONS, STUB_MESSAGE, shown
 
 __all__ = [
     "ExperimentError",
@@ -297,7 +298,7 @@ def run(sections: Sections, seeds: Iterable[int], characters: bool = True, jobs:
 
     Returns:
         (results, details). `results` has the schema of the demo's results.json but "run":
-        "seeds", "floors" (`course.analysis.entropy_floor`'s two), the word biLM's records,
+        "seeds", "floors" (`analyses.analysis.entropy_floor`'s two), the word biLM's records,
         "char" (the character biLM's; empty where it failed), "neighbours" (both biLMs').
         `details[(model, seed)]` ("word" or "char") holds `measure_seed`'s other keys, and
         "cpu_seconds" (of its process); `details["char error"]` says why the character
@@ -429,7 +430,7 @@ def replicate(impl: Path, seeds: int = REPLICATE_SEEDS, jobs: int = 2,
     print(f"\nwhat your biLMs measured ({shown(out / 'results.json')} holds every number):")
     print(key_numbers(results))
     print("\nthe targets: what the paper found, read on your biLMs, trained against untrained "
-          "(course/targets.py).\n" + LEGEND)
+          "(analyses/targets.py).\n" + LEGEND)
     print(targets.report(results, _reference_summary()))
     print("\n" + verdict_line(results))
     reference = _reference_summary()
@@ -453,7 +454,7 @@ def verdict_line(results: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course.experiments",
+    parser = argparse.ArgumentParser(prog="python -m analyses.experiments",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--impl", default=os.environ.get("ELMO_IMPL", "exercises"),
                         help="the implementation's folder (default exercises)")

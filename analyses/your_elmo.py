@@ -9,12 +9,13 @@ Each reading reuses what the tests already made: the biLM pre-trained with your 
 (`course.pretrained`, cached on disk) and the untrained biLM it started from. The lines are
 kept in build/your-elmo/, keyed by your modules' bytes, so only the first run after an edit
 computes them (section 7's probes train for a few seconds). The reference's numbers
-are means over the course's seeds (`course.reference_targets.NUMBERS`); yours are one seed's.
+are means over the course's seeds (`analyses.reference_targets.NUMBERS`); yours are one seed's.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import textwrap
@@ -23,11 +24,12 @@ from pathlib import Path
 
 import torch
 
+from course.corpus import CORPUS, HELDOUT, HELDOUT_LABELS
+from course.harness import Harness, Sections, sources_key
+from course.pretrained import pretrained
+from course.registry import BUILD_DIR, OUTPUT_WIDTH, SECTIONS, Section
+
 from . import analysis, experiments
-from .corpus import CORPUS, HELDOUT, HELDOUT_LABELS
-from .harness import Harness, Sections, sources_key
-from .pretrained import pretrained
-from .registry import BUILD_DIR, OUTPUT_WIDTH, SECTIONS, Section
 
 CACHE = BUILD_DIR / "your-elmo"
 TASKS = {"word class": "word_class", "word sense": "word_sense"}
@@ -51,7 +53,7 @@ def _layers(values) -> str:
 # Every reading below compares your trained biLM with the untrained biLM it started from
 # (one seed of each) and reads the difference, its effect, against the seed noise of that
 # effect over the reference's seeds: twice its standard deviation
-# (`course.reference_targets.NUMBERS[...]["noise"]`).
+# (`analyses.reference_targets.NUMBERS[...]["noise"]`).
 
 RAISED, LOWERED, WITHIN, UNMEASURED = "raised", "lowered", "within seed noise", "no seed noise"
 WIDTH = OUTPUT_WIDTH - 2  # `make test` indents each line by two
@@ -87,9 +89,9 @@ def _numbers(values, signed: bool = False) -> list[str]:
 
 
 # What the lines are computed with, besides the learner's sections: a change to any of these
-# files computes them again.
-COMPUTED_BY = ("your_elmo.py", "analysis.py", "experiments.py", "pretrained.py", "corpus.py",
-               "reference_targets.py")
+# modules computes them again.
+COMPUTED_BY = ("analyses.your_elmo", "analyses.analysis", "analyses.experiments",
+               "analyses.reference_targets", "course.pretrained", "course.corpus")
 
 
 def _cache_key(sections: Sections, section: Section) -> str:
@@ -98,8 +100,7 @@ def _cache_key(sections: Sections, section: Section) -> str:
     digest = hashlib.sha256(sources_key(sections.package, list(SECTIONS[:section.number]))
                             .encode())
     for name in COMPUTED_BY:
-        path = Path(__file__).with_name(name)
-        digest.update(path.read_bytes() if path.exists() else b"")
+        digest.update(Path(importlib.import_module(name).__file__).read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -209,7 +210,7 @@ def context(sections: Sections) -> list[str]:
                       "a gap is read against the untrained gap, never against it.")]
 
 
-# Which layers a task's learned weights prefer, as `course.targets` states it: the word's
+# Which layers a task's learned weights prefer, as `analyses.targets` states it: the word's
 # sense layer 2, its class a lower layer (0 or 1).
 PREFERS = {"word class": ("a lower layer (0 or 1)", lambda w: max(w[0], w[1]) > w[2]),
            "word sense": ("layer 2", lambda w: w[2] > max(w[0], w[1]))}

@@ -11,7 +11,7 @@ It measures one number, the experiment's quantity, on your biLM as the course bu
 ("as built"), on your biLM with the switch changed ("switched"), both from one seed, and on
 the untrained biLM they start from (the control: what the architecture gives before any
 training). Beside each it prints the reference's mean over its seeds and that mean's seed
-noise, read from `course/predictions.json` (measured on the reference over its seeds,
+noise, read from `analyses/predictions.json` (measured on the reference over its seeds,
 never typed; the file names the command and the machine). Your prediction and your numbers
 are kept in your state (`build/progress.json`): `make progress` counts the predictions you
 made and shows the latest three beside what your biLM did.
@@ -32,6 +32,7 @@ import itertools
 import json
 import os
 import statistics
+import sys
 import textwrap
 import time
 from collections.abc import Callable
@@ -43,13 +44,15 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from course import corpus as given_corpus
+from course.characters import FILTERS
+from course.corpus import CORPUS, HELDOUT, SENSE_LABELS
+from course.harness import Sections, sources_key
+from course.pretrained import TRAINING_SEED, pretrained
+from course.registry import CACHE_DIR, CACHE_ENV_VAR, OUTPUT_WIDTH, REFERENCE_DIR, SECTIONS, shown
+from course.state import STATE_FILE, State
+
 from . import analysis, experiments
-from .characters import FILTERS
-from .corpus import CORPUS, HELDOUT, SENSE_LABELS
-from .harness import Sections, sources_key
-from .pretrained import TRAINING_SEED, pretrained
-from .registry import CACHE_DIR, CACHE_ENV_VAR, OUTPUT_WIDTH, REFERENCE_DIR, SECTIONS, shown
-from .state import STATE_FILE, State
 
 RESULTS = Path(__file__).with_name("predictions.json")  # the reference's, generated
 DEFAULT, SWITCHED, UNTRAINED = "as built", "switched", "untrained"
@@ -161,7 +164,7 @@ def compared_gap(sections: Sections, model: nn.Module, **comparison) -> float:
 
 def layer_0_weight(sections: Sections, model: nn.Module, **probe) -> float:
     """The weight of layer 0 in the word-class task's learned mix, section 7's
-    `ScalarMixProbe(..., **probe)` trained on each fold as `course.analysis` does, averaged
+    `ScalarMixProbe(..., **probe)` trained on each fold as `analyses.analysis` does, averaged
     over the folds."""
     task = analysis.word_class_task(sections, model, _vocabulary(sections))
     probes = analysis.cross_validate(sections, task, probe_options=probe)[1]
@@ -260,8 +263,8 @@ def _cache_path(sections: Sections, experiment: Experiment, seed: int) -> Path |
     if not setting:
         return None
     needed = [SECTIONS[number - 1] for number in experiment.needs]
-    code = b"".join(Path(__file__).with_name(name).read_bytes()
-                    for name in ("predictions.py", "analysis.py", "experiments.py", "corpus.py"))
+    code = b"".join(Path(module.__file__).read_bytes()
+                    for module in (sys.modules[__name__], analysis, experiments, given_corpus))
     key = hashlib.sha256(f"{sources_key(sections.package, needed)} {torch.__version__}".encode()
                          + code).hexdigest()[:16]
     return Path(setting) / f"predict-{experiment.name}-seed{seed}-{key}.json"
@@ -289,7 +292,7 @@ def measure(sections: Sections, name: str, seed: int = TRAINING_SEED) -> dict[st
 
 
 def reference(name: str, results: Path | None = None) -> dict | None:
-    """The reference's summary of experiment `name` (`course/predictions.json`): "n"
+    """The reference's summary of experiment `name` (`analyses/predictions.json`): "n"
     seeds, for each of MEASURED its "mean" and "sd" over the seeds, and "effect" (switched
     minus as built, seed by seed) with its "mean" and "sd"; None where it was not measured."""
     try:

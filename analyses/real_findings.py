@@ -1,4 +1,4 @@
-"""The findings of ELMo on real English (`course.real_english`): every reading's accuracy and
+"""The findings of ELMo on real English (`analyses.real_english`): every reading's accuracy and
 every named comparison as a paired difference, each a mean over seeds with a 95 % interval
 from a two-level bootstrap, and a verdict only where the interval says so.
 

@@ -1,6 +1,6 @@
-"""How ELMo on real English (`course.real_english`) reads a biLM's layers: the two sense tests
+"""How ELMo on real English (`analyses.real_english`) reads a biLM's layers: the two sense tests
 and the part-of-speech probe, each giving one score per test example, so that every
-comparison is a paired difference (`course.real_findings`).
+comparison is a paired difference (`analyses.real_findings`).
 
 Word sense, by the paper's nearest-sense method (Sec. 5.3), on two splits of the sense pool
 that ask two questions:

@@ -29,9 +29,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 from torch import nn
 
+from course.corpus import HELDOUT_LABELS, PHRASES_OF, SENSE_LABELS
+from course.harness import Sections
+
 from .analysis import TaskResult, target_vectors
-from .corpus import HELDOUT_LABELS, PHRASES_OF, SENSE_LABELS
-from .harness import Sections
 
 __all__ = ["NOTEBOOK_WIDTH_IN", "ControlPanel", "plot_against_control",
            "plot_context_comparison", "plot_halves", "plot_layer_weights", "plot_loss_curve",
@@ -103,7 +104,7 @@ def plot_context_comparison(
     Left, per layer, one bar per target word: its mean same-sense similarity minus its mean
     different-sense similarity, 0 where the layer does not tell the senses apart. Right,
     the same-sense and different-sense similarity of all pairs per layer (mean ± 1 sd over
-    pairs), with `baseline` (`course.analysis.anisotropy_baseline`), the level of two
+    pairs), with `baseline` (`analyses.analysis.anisotropy_baseline`), the level of two
     unrelated words.
 
     Args:
@@ -134,7 +135,7 @@ def plot_halves(
     halves: dict[str, Any], baseline: torch.Tensor | None = None,
     path: str | Path | None = None,
 ) -> Figure:
-    """`course.analysis.compare_halves`' two comparisons side by side: what the forward half
+    """`analyses.analysis.compare_halves`' two comparisons side by side: what the forward half
     (the words before the target) and the backward half (the words after it) tell of the
     sense. `baseline`, as in `plot_context_comparison`, is that of the whole vectors."""
     figure = Figure(figsize=(NOTEBOOK_WIDTH_IN, 3.8), layout="constrained")
@@ -212,7 +213,7 @@ def plot_layer_weights(
     """Bar charts of the learned layer weights and single-layer probe accuracy per task.
 
     Args:
-        results: one list of `course.analysis.TaskResult`s per seed, the tasks in the same
+        results: one list of `analyses.analysis.TaskResult`s per seed, the tasks in the same
             order each time; bars are means over seeds, error bars one standard deviation
             (none for one seed). The weights have a line at uniform (1 / L), the probes one
             at each task's chance.

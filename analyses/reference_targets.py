@@ -176,7 +176,7 @@ SUMMARY = {"seeds": 10, "targets": {
          }},
 }}
 
-# What `make test` sets beside a passed section's own numbers (`course.targets.key_means`).
+# What `make test` sets beside a passed section's own numbers (`analyses.targets.key_means`).
 NUMBERS = {
  "word": {
   "trained": {
