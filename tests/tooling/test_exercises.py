@@ -150,11 +150,6 @@ def test_the_stub_message_is_parsed_back():
 
 # --- the committed exercises --------------------------------------------------------------
 
-def test_committed_exercises_are_exactly_what_the_generator_writes():
-    problems = gen.check()
-    assert not problems, "\n".join(problems)
-
-
 def test_every_section_has_an_exercise_with_the_reference_docstrings():
     for section in SECTIONS:
         exercise = ROOT / "exercises" / f"{section.module}.py"
