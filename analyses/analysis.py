@@ -401,8 +401,8 @@ def sense_task(sections: Sections, model: nn.Module, word2idx: dict[str, int],
                labels: Labels = SENSE_LABELS + HELDOUT_LABELS) -> ProbeTask:
     """Meaning-like: the sense ("bank: river") of each sentence's target word.
 
-    Every sentence is an opening, the word and an ending (`PHRASES_OF`), by default all 16
-    sentences of every sense, training and held-out alike. The folds are blocks: fold
+    Every sentence is an opening, the word and an ending (`PHRASES_OF`), by default every
+    sentence of every sense, training and held-out alike. The folds are blocks: fold
     2a + b holds the sentences whose opening is in half a of their sense's openings and
     whose ending is in half b of its endings, and its probe trains on the block that shares
     neither half (1 - a, 1 - b). A probe is then never scored on an opening or an ending it

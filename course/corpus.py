@@ -1,22 +1,22 @@
 """The toy corpus of the course: the data every section reads, given, not written by the learner.
 
-A corpus in which context decides the sense. Four polysemous words, each in two senses:
+A corpus in which context decides the sense. Polysemous words, each in two senses:
 
     bank   finance | river        play   verb | theatre
     right  direction | correct    watch  verb | timepiece
 
-For every sense, four openings and four endings are written by hand (`SENSE_PHRASES`), and
-any opening, the word and any ending of the same sense make a sentence:
+For every sense, openings and endings are written by hand (`SENSE_PHRASES`), and any
+opening, the word and any ending of the same sense make a sentence:
 
     she put her money in the | bank | to keep it safe       finance
     we walked along the      | bank | by the water          river
 
-Of the 16 sentences of a sense, 12 are for training (`CORPUS`) and 4 are held out
-(`HELDOUT`): opening k with ending k, so a held-out sentence joins an opening and an ending
-that training saw, but never together. In all, 96 training sentences, 32 held-out ones and
-116 words, all of which training sees.
+Of a sense's sentences, opening k with ending k is held out (`HELDOUT`) and every other
+pair is for training (`CORPUS`): a held-out sentence joins an opening and an ending that
+training saw, but never together, and has no word that training lacks. Notebook 2 counts
+them.
 
-Why it is larger than the seed's ~30 sentences of ~50-80 words: on 32 unique sentences a
+Why it is larger than the seed's ~30 sentences of ~50-80 words: on so few sentences a
 biLM learns *which sentence* it reads, and its states then tell sentences apart rather than
 senses (same-sense pairs were 0.02 more similar than different-sense ones). Here every
 opening goes with every ending of its sense, so what follows "bank" can only be predicted

@@ -2,9 +2,9 @@
 # `raise NotImplementedError(...)` with your code, then run `make test SECTION=2`.
 """Section 2 - Toy corpus and vocabulary.
 
-The corpus (`course/corpus.py`, given) is one in which context decides the sense: four
-polysemous words (bank, play, right, watch), each in two senses, and for every sense four
-openings and four endings, any opening with any ending:
+The corpus (`course/corpus.py`, given) is one in which context decides the sense: the
+polysemous words bank, play, right and watch, each in two senses, and for every sense
+openings and endings written by hand, any opening with any ending:
 
     she put her money in the | bank | to keep it safe       finance
     we walked along the      | bank | by the water          river

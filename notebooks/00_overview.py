@@ -8,8 +8,9 @@
 # the biLM's layers with weights of its own.
 #
 # In these notebooks you build it yourself, one section at a time, on a toy corpus of
-# sentences in which context decides the sense of four words: the biLM trains in seconds on
-# a laptop's CPU, and its layers then tell "bank" of money from "bank" of a river.
+# sentences in which context decides the sense of bank, play, right and watch: the biLM
+# trains in seconds on a laptop's CPU, and its layers then tell "bank" of money from "bank"
+# of a river.
 #
 # ## The two equations
 #

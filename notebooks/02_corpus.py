@@ -3,8 +3,8 @@
 #
 # The paper pre-trains on the 1B Word Benchmark (Chelba et al. 2014), about 800 million
 # tokens (Sec. 3.4). Here
-# the corpus is built so that **context decides the sense** of four words, each with two
-# senses. For every sense there are four openings and four endings, and any opening, the
+# the corpus is built so that **context decides the sense** of a few words, each with two
+# senses. For every sense, openings and endings are written by hand, and any opening, the
 # word and any ending of the same sense make a sentence:
 #
 # | word | sense | an opening | | an ending |
@@ -18,14 +18,14 @@
 # | watch | verb | *we sit down to* | watch | *the football games* |
 # | watch | timepiece | *he wore a gold* | watch | *on his wrist* |
 #
-# That is 16 sentences per sense. Opening k with ending k is held out (`HELDOUT`): the biLM
-# never trains on them, though it sees each of their phrases in other sentences. The others
-# are the training corpus (`CORPUS`); the cell below counts them.
+# Opening k with ending k is held out (`HELDOUT`): the biLM never trains on them, though it
+# sees each of their phrases in other sentences. The others are the training corpus
+# (`CORPUS`); the cell below counts them.
 #
-# Why so many, when the seed notebook had about 30 sentences of 50-80 words? On 32 unique
-# sentences a biLM learns *which sentence* it is reading, and its states tell sentences
-# apart, not senses. Here every opening goes with every ending of its sense, so the only
-# way to predict what follows "bank" is to know which "bank" it is.
+# Why so many sentences, when the seed notebook had about 30, of 50-80 words in all? On
+# so few sentences a biLM learns *which sentence* it is reading, and its states tell
+# sentences apart, not senses. Here every opening goes with every ending of its sense, so
+# the only way to predict what follows "bank" is to know which "bank" it is.
 #
 # You write the text handling that turns sentences into what an LSTM reads:
 #

@@ -93,16 +93,18 @@ glue("vocabulary", len(word2idx))
 # every position it gives each possible next token the share of sentences with that prefix
 # that continue with it. That is the corpus's **entropy floor** (`entropy_floor`, given in
 # `analyses.analysis`). It is not 0, because the corpus itself is uncertain: after "she put
-# her money in the bank", four endings are possible, three in training.
+# her money in the bank", every ending of the sense is possible, and training saw all but
+# one.
 #
 # There are two floors worth knowing here:
 #
 # * **the sentences by heart**: the floor of the training sentences. A biLM there knows
-#   which three endings training paired with each opening, and gives the held-out fourth
+#   which endings training paired with each opening, and gives the held-out one
 #   probability 0: its held-out loss is infinite;
 # * **the phrases**: the floor of a biLM that knows the language the corpus is written in,
-#   any opening of a sense with any ending of it (the floor of all 128 sentences). Slightly
-#   higher on the training sentences, but the same on the held-out ones.
+#   any opening of a sense with any ending of it (the floor of the training and the
+#   held-out sentences together). Slightly higher on the training sentences, but the same
+#   on the held-out ones.
 
 # %%
 by_heart = analysis.entropy_floor(sections, corpus.CORPUS)

@@ -319,11 +319,11 @@ display(plots.plot_against_control([plots.ControlPanel(
 #
 # ## Playground
 #
-# Type a sentence with one of the four words, as you would write it: what each direction
-# of the biLM expects around every word, and the word's nearest corpus occurrences, per
-# layer. Case and punctuation are read as section 2 reads them, an unknown word as `<unk>`;
-# where many occurrences are equally near (layer 0: the word is one vector everywhere), the
-# table says it is a tie rather than listing a few.
+# Type a sentence with bank, play, right or watch, as you would write it: what each
+# direction of the biLM expects around every word, and the word's nearest corpus
+# occurrences, per layer. Case and punctuation are read as section 2 reads them, an unknown
+# word as `<unk>`; where many occurrences are equally near (layer 0: the word is one vector
+# everywhere), the table says it is a tie rather than listing a few.
 
 # %%
 sentence, word = "The ducks sat by the Bank, of the water.", "Bank"
@@ -378,8 +378,8 @@ predictions.run(sections, "centre", prediction)
 #    her money in the bank of the river") and look at its nearest neighbours per layer:
 #    which half wins?
 # 2. Compare only the pairs that share neither an opening nor an ending (pass
-#    `compare_contexts` the four sentences `opening k, ending (k + 1) mod 4` of each sense):
-#    how much of the training gap is left?
+#    `compare_contexts`, for each sense, the sentences of opening k with ending k + 1, the
+#    last opening with the first ending): how much of the training gap is left?
 # 3. Run the comparison on an untrained biLM of another seed
 #    (`untrained_like(sections, seed=3)`): how much does the control move with the seed?
 #

@@ -6,19 +6,26 @@
   (docs/references.bib), and `unlinked_citations` finds any it does not know.
 * Numbers. A number in a sentence that a run computed is written into it with Jupyter
   Book's glue ({glue:text}`name:.2f`, kept by `analyses.notebook.glue`); a number typed in
-  prose is either a size or a name (an integer: section 3, 96 sentences, 10 epochs) or one
-  of `CONSTANTS`, each with what it is. A Markdown page (docs/analysis.md) has no glue: its
+  prose is either a size or a name (an integer: section 3, 10 epochs) or one of
+  `CONSTANTS`, each with what it is. A Markdown page (docs/analysis.md) has no glue: its
   measured numbers are in blocks that `tools.results` generates from the results files,
   tables and sentences alike, between `<!-- table: NAME -->` and `<!-- /table -->`, which
   `make check` keeps equal to what the results give. `typed_numbers` finds any other: a
   decimal, a share or a fraction typed into a sentence, or into a block that no results
   file writes, is a measurement that no run keeps true.
+* The corpus's sizes. A size of the toy corpus (its sentences, its words, a sense's
+  openings: `results_text.corpus_sizes`) typed into prose goes stale when the corpus
+  changes: a page says it in a generated block (`corpus_read`), a notebook prints or glues
+  it, and other prose says what it means without it. `corpus_sizes_typed` finds one typed
+  before what it counts, in a page (`typed_numbers` too) or in the course's other prose.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
+from . import results_text
 from .results import GENERATED, TABLE
 
 # The works the course cites, as its prose names them: the bibliography's keys.
@@ -61,6 +68,15 @@ _LINK_TARGET = re.compile(r"\]\([^)]*\)|<[^>\n]*>")
 _NAMED = re.compile(r"\b(?:Sec(?:tions?|\.)|Table|Fig(?:ure|\.)|eq(?:uation|\.)|Python|WordNet)"
                     r"\s+\d+(?:\.\d+)*")
 _MEASURED = re.compile(r"(?<![\w.])(?:\d+\.\d+|\d+(?:\.\d+)?\s?%|\d+/\d+)(?![\w/])")
+# A quotation, on one paragraph: what a page or a learner said once, a record (docs/learners.md).
+_QUOTED = re.compile(r'"(?:[^"\n]|\n(?!\s*\n))*"')
+# A word, hyphens within it ("held-out"): a run of words splits into them one way only, so
+# that a pattern of a few of them never backtracks through a line of dashes.
+_WORD = r"[\w']+(?:-[\w']+)*"
+_COMMENT = re.compile(r"^[ \t]*#+ ?", re.MULTILINE)
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                 "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                 "seventeen", "eighteen", "nineteen", "twenty")
 
 
 def cite(text: str) -> str:
@@ -94,6 +110,62 @@ def handwritten(text: str) -> str:
 def typed_numbers(text: str) -> list[str]:
     """The measurements typed into Markdown `text`'s sentences: every decimal, share or
     fraction that is neither generated (`handwritten`), nor glued, nor in code or maths, nor
-    part of a name (Sec. 3.4, Python 3.11), nor one of `CONSTANTS`."""
+    part of a name (Sec. 3.4, Python 3.11), nor one of `CONSTANTS`; then every size of the
+    corpus typed before what it counts, outside a quotation (`corpus_sizes_typed`)."""
     words = _NAMED.sub(" ", prose(handwritten(text)))
-    return [number for number in _MEASURED.findall(words) if number not in CONSTANTS]
+    return ([number for number in _MEASURED.findall(words) if number not in CONSTANTS]
+            + corpus_sizes_typed(text))
+
+
+def _size(*sizes: int) -> str:
+    """A regular expression for any of `sizes`, in digits or, up to twenty, in words."""
+    return "|".join(f"{n}|{_NUMBER_WORDS[n]}" if n < len(_NUMBER_WORDS) else str(n)
+                    for n in sorted(set(sizes), reverse=True))
+
+
+@functools.cache
+def _typed_sizes() -> tuple[re.Pattern, tuple[re.Pattern, ...]]:
+    """Where a size of the corpus may start (any of them, alone), and what makes it one: the
+    size, then at most `gap` words (0 where a number alone is common), then what it counts.
+    A size of a sense counts only with the sense named after it ("N sentences per sense"),
+    since "batches of 16 sentences" are the recipe's."""
+    s = results_text.corpus_sizes()
+    a_sense = r"[\s,]+(?:per|a|of a|each|every|of each|of every|for each|for every)\s+sense\b"
+    counts = (  # (sizes, what they count, gap, what follows)
+        ((s["training sentences"], s["held-out sentences"], s["sentences"]), "sentences|ones",
+         4, ""),
+        ((s["sentences a sense"], s["training sentences a sense"],
+          s["held-out sentences a sense"]), "sentences|ones", 2, a_sense),
+        ((s["words"], s["words the corpus lacks"]), "words", 1, ""),
+        ((s["target words"],), "(?:polysemous |target )?words", 0, ""),
+        ((s["target words"] * s["senses a word"],), "senses", 0, ""),
+        ((s["openings"], s["endings"]), "openings|endings", 0, ""),
+        ((s["same-sense training pairs"], s["different-sense training pairs"],
+          s["same-sense held-out pairs"], s["different-sense held-out pairs"]),
+         "pairs|same-sense|different-sense", 1, ""))
+    every = [size for sizes, *_ in counts for size in sizes]
+    return re.compile(rf"(?<![\w.,/-])(?:{_size(*every)})\b", re.IGNORECASE), tuple(
+        re.compile(rf"(?:{_size(*sizes)})(?:\s+{_WORD}){{0,{gap}}}?\s+(?:{counted})\b{then}",
+                   re.IGNORECASE) for sizes, counted, gap, then in counts)
+
+
+def corpus_sizes_typed(text: str, markdown: bool = True) -> list[str]:
+    """The sizes of the corpus (`results_text.corpus_sizes`) typed into `text` before what
+    they count, each as it is typed (the size, the words between, what it counts), in the
+    order they come.
+
+    Args:
+        text: Markdown, read without its generated blocks, code, maths and quotations; or,
+            with `markdown` False, Python or TOML, read whole but for the `#` that opens a
+            comment's line: a size typed into a string or a docstring is typed too.
+    """
+    text = _QUOTED.sub(" ", prose(handwritten(text))) if markdown else _COMMENT.sub("", text)
+    start, typed = _typed_sizes()
+    found, end = [], 0
+    for number in start.finditer(text):  # each pattern tried only where a size starts: fast
+        match = next((m for pattern in typed if number.start() >= end
+                      and (m := pattern.match(text, number.start()))), None)
+        if match:
+            found.append(" ".join(match[0].split()))
+            end = match.end()
+    return found

@@ -58,7 +58,7 @@ from analyses.targets import (
     view,
 )
 from course.registry import BUILD_DIR
-from tools import reference, results
+from tools import reference, results, results_text
 from tools.bench.run import machine
 
 _reference = reference()
@@ -250,9 +250,11 @@ def main(argv: list[str] | None = None) -> dict:
     word2idx, _ = experiments.vocabulary(_reference)
 
     heading("the corpus")
+    sizes = results_text.corpus_sizes()
     print(f"{len(corpus.CORPUS)} training and {len(corpus.HELDOUT)} held-out sentences, "
           f"{len(word2idx) - len(corpus.SPECIAL_TOKENS)} words; "
-          f"{len(corpus.SENSE_PHRASES)} senses of 4 words, each 4 openings x 4 endings")
+          f"{len(corpus.SENSE_PHRASES)} senses of {sizes['target words']} words, each "
+          f"{sizes['openings']} openings x {sizes['endings']} endings")
 
     heading(f"{args.seeds} seeds: pre-training, then sections 6-8 on each biLM and on the "
             "untrained biLM it started from")

@@ -1,5 +1,6 @@
 """The sentences of docs/analysis.md that read the demo's results, generated from them as its
-tables are (`tools.results`), so that no number in its prose is typed by hand.
+tables are (`tools.results`), so that no number in its prose is typed by hand; and those that
+say the toy corpus's sizes, generated from the corpus itself (`corpus_sizes`).
 
 Each function takes the results (`tools.results`' schema) and returns a paragraph, or a list,
 of Markdown; `SENTENCES` names them as the page's markers do (`<!-- table: NAME -->`). A
@@ -10,12 +11,15 @@ the numbers too.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
+from itertools import combinations
 
 import numpy as np
 
 from analyses import targets
 from analyses.targets import CONTEXT_LAYERS, MIN_GAP, MIN_NEAREST, view
+from course import corpus
 
 
 def _mean(values) -> str:
@@ -51,6 +55,93 @@ def _than(value: float, other: float, more: str = "above", less: str = "below") 
     return more if value > other else less
 
 
+def _each(values, what: str) -> int:
+    """The one value that `values` all have; the corpus is built alike for every sense and
+    word, and the sentences below say so.
+
+    Raises:
+        ValueError: they differ, and a sentence that gives one number would be wrong.
+    """
+    found = set(values)
+    if len(found) != 1:
+        raise ValueError(f"the corpus's {what} differ ({sorted(found)}): say so in "
+                         "tools/results_text.py's sentences about it")
+    return found.pop()
+
+
+def corpus_sizes() -> dict[str, int]:
+    """The toy corpus's sizes (`course.corpus`), each under what it counts. Its sentences are
+    written as section 2 tokenizes them, lower-case words between spaces, so their words are
+    their `split()`.
+
+    Returns:
+        {"target words", "senses a word", "openings" and "endings" (of a sense), "sentences
+        a sense", "training sentences a sense", "held-out sentences a sense", "training
+        sentences", "held-out sentences", "sentences", "words" (the training sentences'
+        distinct words), "held-out words unseen" (those of the held-out sentences that
+        training lacks), "words the corpus lacks" (section 8's queries), and section 6's
+        pairs of a word: "same-sense training pairs", "different-sense training pairs",
+        "same-sense held-out pairs", "different-sense held-out pairs"}: an int each.
+    """
+    phrases = corpus.SENSE_PHRASES.values()
+    senses_of = Counter(word for word, _ in corpus.SENSE_PHRASES)
+    words = {word for sentence in corpus.CORPUS for word in sentence.split()}
+    held_out_words = {word for sentence in corpus.HELDOUT for word in sentence.split()}
+    sizes = {
+        "target words": len(senses_of),
+        "senses a word": _each(senses_of.values(), "senses per word"),
+        "openings": _each((len(openings) for openings, _ in phrases), "openings per sense"),
+        "endings": _each((len(endings) for _, endings in phrases), "endings per sense"),
+        "training sentences": len(corpus.CORPUS),
+        "held-out sentences": len(corpus.HELDOUT),
+        "sentences": len(corpus.CORPUS) + len(corpus.HELDOUT),
+        "words": len(words),
+        "held-out words unseen": len(held_out_words - words),
+        "words the corpus lacks": len(corpus.UNSEEN_RELATIVES),
+    }
+    for split, labels in (("training", corpus.SENSE_LABELS), ("held-out", corpus.HELDOUT_LABELS)):
+        per_sense = Counter((word, sense) for _, word, sense in labels)
+        sizes[f"{split} sentences a sense"] = _each(per_sense.values(),
+                                                    f"{split} sentences per sense")
+        pairs = [Counter(a == b for a, b in combinations(
+                     [sense for _, w, sense in labels if w == word], 2)) for word in senses_of]
+        for same, kind in ((True, "same-sense"), (False, "different-sense")):
+            sizes[f"{kind} {split} pairs"] = _each((p[same] for p in pairs),
+                                                   f"{kind} {split} pairs per word")
+    sizes["sentences a sense"] = (sizes["training sentences a sense"]
+                                  + sizes["held-out sentences a sense"])
+    return sizes
+
+
+def corpus_read(results: dict) -> str:
+    """What the corpus is, in numbers, from the corpus itself, on which the results were
+    measured (`results` is not read)."""
+    sizes = corpus_sizes()
+    words = ", ".join(f"*{word}*" for word in dict.fromkeys(w for w, _ in corpus.SENSE_PHRASES))
+    seen = ("all of which training sees" if sizes["held-out words unseen"] == 0 else
+            f"and {sizes['held-out words unseen']} that only the held-out sentences have")
+    return (
+        f"{sizes['target words']} polysemous words ({words}), {sizes['senses a word']} senses "
+        f"each; for every sense {sizes['openings']} openings and {sizes['endings']} endings "
+        "written by hand, any opening with any ending: "
+        f"{sizes['sentences a sense']} sentences a sense (`course/corpus.py`). Opening k with "
+        f"ending k is held out: {sizes['training sentences']} training sentences "
+        f"({sizes['training sentences a sense']} a sense), {sizes['held-out sentences']} "
+        f"held-out ones ({sizes['held-out sentences a sense']} a sense), {sizes['words']} "
+        f"words, {seen}.\n")
+
+
+def pairs_read(results: dict) -> str:
+    """Section 6's pairs of sentences per word, from the corpus (`results` is not read)."""
+    sizes = corpus_sizes()
+    return (f"The training sentences, {sizes['training sentences a sense']} a sense, give each "
+            f"word {sizes['same-sense training pairs']} same-sense and "
+            f"{sizes['different-sense training pairs']} different-sense pairs; the held-out "
+            f"ones, {sizes['held-out sentences a sense']} a sense, "
+            f"{sizes['same-sense held-out pairs']} and "
+            f"{sizes['different-sense held-out pairs']}.\n")
+
+
 def pretraining_read(results: dict) -> str:
     """Where the losses end against the floor of a biLM that knows the phrases."""
     heldout = [r["heldout"] for r in results["pretraining"]]
@@ -59,7 +150,7 @@ def pretraining_read(results: dict) -> str:
     return (f"The held-out loss ends {np.mean(heldout) - floor:.2f} above the phrases' floor "
             f"({_mean(heldout)} against {floor:.2f}, the mean over seeds), the training loss "
             f"{np.mean(train) - floor:.2f} above it: the biLM has begun to prefer, for each "
-            "opening, the three endings training paired it with.\n")
+            "opening, the endings training paired it with.\n")
 
 
 def context_read(results: dict) -> str:

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from course.registry import EXERCISES_DIR, REFERENCE_DIR, ROOT, SECTIONS, find_section
-from tools import book, book_explore, book_text
+from tools import book, book_explore, book_text, results_text
 from tools.notebooks import figure_of
 
 
@@ -66,10 +66,57 @@ def test_citations_become_the_bibliographys_links_and_an_unknown_one_is_found():
 
 def test_a_number_typed_in_prose_is_found_unless_glued_coded_named_or_a_constant():
     text = ("The loss ends 0.3 above its floor, {glue:text}`gap:.2f` here, `lr=0.01` in "
-            "code, $\\sigma(1) = 0.73$ in maths, Sec. 3.4, Python 3.11, 96 sentences, 8 of 10 "
+            "code, $\\sigma(1) = 0.73$ in maths, Sec. 3.4, Python 3.11, 10 epochs, 8 of 10 "
             "seeds, 8/10 biLMs, 40% of them, and the paper's 69.0.\n\n```\nloss 1.107\n```")
     assert book_text.typed_numbers(text) == ["0.3", "8/10", "40%"]
     assert all(why for why in book_text.CONSTANTS.values()), "each constant says what it is"
+
+
+def test_a_size_of_the_corpus_typed_before_what_it_counts_is_found_in_any_spelling():
+    sizes = results_text.corpus_sizes()
+    training, words, openings, endings = (
+        sizes[k] for k in ("training sentences", "words", "openings", "endings"))
+    spelled = book_text._NUMBER_WORDS[endings].capitalize()
+    text = (f"It trains on the {training} training sentences, {words} words in all. "
+            f"{spelled} endings, {openings} openings.")
+    assert book_text.corpus_sizes_typed(text) == [
+        f"{training} training sentences", f"{words} words", f"{spelled} endings",
+        f"{openings} openings"]
+    assert book_text.typed_numbers(text) == book_text.corpus_sizes_typed(text), (
+        "a page's typed numbers hold the corpus's sizes")
+    per_sense = sizes["sentences a sense"]
+    assert book_text.corpus_sizes_typed(
+        f"batches of {per_sense} sentences, then {per_sense} sentences per sense") == [
+        f"{per_sense} sentences per sense"], "a size of a sense counts with the sense named"
+
+
+def test_a_corpus_size_is_not_typed_in_a_generated_block_a_quotation_or_code():
+    training = results_text.corpus_sizes()["training sentences"]
+    typed = f"{training} training sentences"
+    text = (f"<!-- table: corpus_read -->\n{typed}.\n<!-- /table -->\n\nA learner read "
+            f"\"the\n{typed}\" as one. `print('{typed}')`\n")
+    assert book_text.corpus_sizes_typed(text) == []
+    assert book_text.corpus_sizes_typed(f"# the {training}\n# training sentences",
+                                        markdown=False) == [typed], (
+        "in Python a comment's lines are one sentence, and a string is prose too")
+
+
+# The course's prose that is not a page of the book: what learners, instructors and
+# maintainers read, and the sources of the notebooks.
+PROSE = sorted({*ROOT.glob("*.md"), *(ROOT / "docs").glob("*.md"), ROOT / "course.toml",
+                *(ROOT / "course").glob("*.toml"), *(ROOT / "notebooks").glob("*.py"),
+                *(ROOT / "solutions").glob("*.py"), *(ROOT / "course").glob("*.py"),
+                *(ROOT / "tools").rglob("*.py"), *(ROOT / "grading").rglob("*.py")})
+
+
+def test_no_prose_types_a_size_of_the_corpus():
+    typed = {str(path.relative_to(ROOT)): found for path in PROSE
+             if (found := book_text.corpus_sizes_typed(path.read_text(),
+                                                       markdown=path.suffix == ".md"))}
+    assert typed == {}, (
+        "these type the corpus's sizes, which go stale when course/corpus.py changes: say "
+        "what they mean without the number, print or glue it in a notebook, or generate it "
+        "in a page (tools/results_text.py's corpus_read, python -m tools.results write)")
 
 
 def test_a_number_in_a_generated_block_is_not_typed_but_one_outside_it_or_in_another_is():
@@ -84,8 +131,9 @@ def test_a_number_in_a_generated_block_is_not_typed_but_one_outside_it_or_in_ano
 def test_no_docs_page_types_a_measured_number_into_its_prose(name):
     text = book_text.cite((ROOT / "docs" / name).read_text())
     assert book_text.typed_numbers(text) == [], (
-        f"docs/{name} types these into sentences: generate them from the results files "
-        "(tools/results_text.py, python -m tools.results write) or say it without them")
+        f"docs/{name} types these into sentences: generate them from the results files or "
+        "the corpus (tools/results_text.py, python -m tools.results write) or say it without "
+        "them")
 
 
 def test_a_figures_name_and_caption_come_from_the_comment_that_opens_its_cell():

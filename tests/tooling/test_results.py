@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from analyses import experiments, targets
+from course import corpus
 from tools import results, results_text
 
 pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
@@ -82,6 +83,19 @@ def test_the_pages_sentences_say_what_the_numbers_say():
     verdicts = {r.target.claim: r.verdict for r in targets.read(committed)}
     assert f"*{verdicts['word sense: single-layer probes prefer layer 2']}*" in (
         results_text.targets_read(committed).split("* **Does the sense task")[1])
+
+
+def test_the_pages_sentences_about_the_corpus_follow_the_corpus(monkeypatch):
+    sizes = results_text.corpus_sizes()
+    said = results_text.corpus_read({})
+    assert f"{sizes['training sentences']} training sentences" in said
+    assert f"{sizes['held-out sentences']} held-out ones" in said
+    monkeypatch.setattr(corpus, "CORPUS", (*corpus.CORPUS, "the zebra sat by the bank"))
+    assert results.stale_tables(results.load()) == ["docs/analysis.md"], (
+        "a sentence more: the page's sizes of the corpus are stale")
+    monkeypatch.setattr(corpus, "SENSE_LABELS", corpus.SENSE_LABELS[1:])
+    with pytest.raises(ValueError, match="training sentences per sense differ"):
+        results_text.corpus_sizes()  # one number for every sense would be wrong
 
 
 def test_a_changed_reading_makes_the_reference_summary_stale():
