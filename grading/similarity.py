@@ -30,7 +30,8 @@ from course import signatures
 from course.registry import EXERCISES_DIR, REFERENCE_DIR, SECTIONS
 from course.results import ERROR, FAILED
 
-from .reports import number, read_grades, shown
+from .outputs import number, read_grades, shown
+from .report import markdown as render
 from .submissions import Submission, read_submission, unique_names
 
 FORMAT = "similarity/1"
@@ -223,52 +224,51 @@ def build(submissions: list[Submission], results=None, known=None, handouts=None
         "wrong_outputs": None if results is None else shared_wrong_outputs(results, known)}
 
 
-def _cell(text: str) -> str:
-    return shown(text).replace("|", "\\|").replace("`", "'")
-
-
 def _percent(share: float) -> str:
     return f"{number(100 * share)} %"
 
 
+def _table(headers: list[str], rows: list[list[str]]) -> tuple:
+    return ("table", headers, rows) if rows else ("p", "None.")
+
+
 def markdown(report: dict) -> str:
+    """similarity.md: the report's lists as tables (`grading.report`'s blocks)."""
     s = report["settings"]
-    lines = [f"# Similarity of {len(report['submissions'])} submissions", "",
-             "Evidence for a person to read, never a verdict (how to read it: "
-             "docs/instructors.md, \"What the submissions share\"). Compared: each section "
-             "module beyond the handout's code and the reference's, by copydetect (runs of "
-             f"{s['noise']} characters of code, names and strings left out).", "",
-             f"## Pairs: at least {_percent(s['pair_at_least'])} of each side's own code "
-             f"shared ({s['pair_chars']} characters at least), or "
-             f"{_percent(s['section_at_least'])} in one section ({s['section_chars']})", ""]
-    lines += ["| a | b | of a's code | of b's code | sections (a / b, characters) |",
-              "|---|---|---|---|---|"] + [
-        f"| {_cell(p['a'])} | {_cell(p['b'])} | {_percent(p['share_a'])} | "
-        f"{_percent(p['share_b'])} | " + "; ".join(
-            f"{n}: {_percent(d['share_a'])} / {_percent(d['share_b'])}, {d['chars']}"
-            for n, d in p["sections"].items()) + " |" for p in report["pairs"]] \
-        if report["pairs"] else ["None."]
-    lines += ["", f"## The reference: at least {_percent(s['reference_at_least'])} of a "
-              f"submission's own code ({s['reference_chars']} characters at least)", ""]
-    lines += ["| submission | of its code | sections |", "|---|---|---|"] + [
-        f"| {_cell(m['name'])} | {_percent(m['share'])} | " + "; ".join(
-            f"{n}: {_percent(v)}" for n, v in m["sections"].items()) + " |"
-        for m in report["reference"]] if report["reference"] else ["None."]
+    blocks = [
+        ("h", f"Similarity of {len(report['submissions'])} submissions"),
+        ("p", "Evidence for a person to read, never a verdict (how to read it: "
+              "docs/instructors.md, \"What the submissions share\"). Compared: each section "
+              "module beyond the handout's code and the reference's, by copydetect (runs of "
+              f"{s['noise']} characters of code, names and strings left out)."),
+        ("h", f"Pairs: at least {_percent(s['pair_at_least'])} of each side's own code shared "
+              f"({s['pair_chars']} characters at least), or {_percent(s['section_at_least'])} "
+              f"in one section ({s['section_chars']})"),
+        _table(["a", "b", "of a's code", "of b's code", "sections (a / b, characters)"], [
+            [p["a"], p["b"], _percent(p["share_a"]), _percent(p["share_b"]), "; ".join(
+                f"{n}: {_percent(d['share_a'])} / {_percent(d['share_b'])}, {d['chars']}"
+                for n, d in p["sections"].items())] for p in report["pairs"]]),
+        ("h", f"The reference: at least {_percent(s['reference_at_least'])} of a submission's "
+              f"own code ({s['reference_chars']} characters at least)"),
+        _table(["submission", "of its code", "sections"], [
+            [m["name"], _percent(m["share"]), "; ".join(
+                f"{n}: {_percent(v)}" for n, v in m["sections"].items())]
+            for m in report["reference"]])]
     if report["wrong_outputs"] is not None:
-        lines += ["", "## Shared wrong outputs, rarest first", "",
-                  "by output: the same wrong tensor's digest, as each run reported it; by "
-                  "message: the same message, where the test recorded no tensor; catalogued: "
-                  "a known mistake fails these tests (weaker evidence).", ""]
-        lines += ["| section | tests | by | same | submissions | catalogued |",
-                  "|---|---|---|---|---|---|"] + [
-            f"| {g['section']} | {_cell(', '.join(g['tests']))} | {g['by']} | "
-            f"{_cell(g['message'])} | {len(g['submissions'])} of {g['of']}: "
-            f"{_cell(', '.join(g['submissions']))} | {', '.join(g['catalogued'])} |"
-            for g in report["wrong_outputs"]] if report["wrong_outputs"] else ["None."]
-    skipped = [f"* {_cell(s['name'])}: {_cell(why)}" for s in report["submissions"]
+        blocks += [
+            ("h", "Shared wrong outputs, rarest first"),
+            ("p", "by output: the same wrong tensor's digest, as each run reported it; by "
+                  "message: the same message, where the test recorded no tensor; catalogued: a "
+                  "known mistake fails these tests (weaker evidence)."),
+            _table(["section", "tests", "by", "same", "submissions", "catalogued"], [
+                [str(g["section"]), ", ".join(g["tests"]), g["by"], g["message"],
+                 f"{len(g['submissions'])} of {g['of']}: {', '.join(g['submissions'])}",
+                 ", ".join(g["catalogued"])] for g in report["wrong_outputs"]])]
+    skipped = [shown(f"{s['name']}: {why}") for s in report["submissions"]
                for why in [s["error"]] * bool(s["error"]) + [
                    f"{m}: {w}" for m, w in s["unreadable"].items()]]
-    return "\n".join([*lines, "", "## Not compared", "", *(skipped or ["Nothing."])]) + "\n"
+    blocks += [("h", "Not compared"), ("list", skipped) if skipped else ("p", "Nothing.")]
+    return render(blocks)
 
 
 def main(argv: list[str] | None = None) -> int:

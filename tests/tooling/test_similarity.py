@@ -1,7 +1,7 @@
-"""grading.similarity on a class of 31 built here from the reference: complete submissions
-written independently, partial ones, broken ones, hostile ones, copies with renamed variables
-and reordered functions, a copy of a module that does not parse, and copies of the
-reference. Nothing of it is run.
+"""grading.similarity on a class of about 30 built here from the reference: complete
+submissions written independently, partial ones, broken ones, hostile ones, copies with
+renamed variables and reordered functions, a copy of a module that does not parse, and copies
+of the reference. Nothing of it is run.
 
 Independent work is written here as the reference with what tells learners apart: the
 catalogue's Alternatives (correct code of another shape, each in one learner's work), a few
@@ -30,7 +30,7 @@ import pytest
 from course.registry import EXERCISES_DIR, REFERENCE_DIR, SECTIONS
 from course.signatures import Known
 from grading import similarity
-from grading.reports import json_report, read_grades
+from grading.outputs import json_report, read_grades
 from grading.scoring import TestResult as Record
 from tools.class_example import catalogue_known, synthetic_result
 from tools.exercises import find_blocks, generate
