@@ -120,17 +120,17 @@ def read_handout(handout_dir: Path = EXERCISES_DIR) -> dict[str, str]:
     return handouts
 
 
-def compare(submissions: list[Submission], handouts: dict[str, str],
-            reference_dir: Path = REFERENCE_DIR) -> tuple[list[dict], list[dict]]:
+def compare(submissions: list[Submission], handouts: dict[str, str]
+            ) -> tuple[list[dict], list[dict]]:
     """The pairs of `submissions` that share their own code, most first, and the
     submissions whose own code is the reference's, as the JSON holds them."""
     prints: dict[str, dict[int, CodeFingerprint]] = {s.name: {} for s in submissions}
     as_reference: dict[str, dict[int, tuple]] = {s.name: {} for s in submissions}
     for section in SECTIONS:
         name = section.file_name
-        if name not in handouts or not (reference_dir / name).exists():
+        if name not in handouts or not (REFERENCE_DIR / name).exists():
             continue
-        handout, reference = given(handouts[name]), (reference_dir / name).read_text()
+        handout, reference = given(handouts[name]), (REFERENCE_DIR / name).read_text()
         explained, key = handout | given(reference), fingerprint(reference, handout)
         for submission in submissions:
             if name in submission.modules:
@@ -204,13 +204,11 @@ def read_class(folder: Path) -> list[Submission]:
     return submissions
 
 
-def build(submissions: list[Submission], results=None, known=None, handouts=None,
-          reference_dir: Path = REFERENCE_DIR) -> dict:
+def build(submissions: list[Submission], results=None, known=None, handouts=None) -> dict:
     """The report as the JSON holds it. `results`: the grades (None: no wrong outputs);
     `known`: the catalogued mistakes (default `course.signatures`'); `handouts`: as
     `read_handout()` reads them (its default)."""
-    pairs, matches = compare(submissions, read_handout() if handouts is None else handouts,
-                             reference_dir)
+    pairs, matches = compare(submissions, read_handout() if handouts is None else handouts)
     known = signatures.load()[0] if known is None and results is not None else known
     return {
         "format": FORMAT,
