@@ -2,8 +2,10 @@
 
     python -m grading SUBMISSION... [--jobs N] [--json F] [--csv F] [--gradescope F] ...
     python -m grading.report GRADES.json [--out DIR]     # the class report
+    python -m grading.similarity SUBMISSIONS_DIR [--grades GRADES.json]   # what they share
 
 `cli` is the command, `grader` grades section by section in a `sandbox`, whose `zygote`
-forks each run; `records`, `scan` and `scoring` make a run's result, `reports` its outputs;
-`hidden` and `examples` give the hidden examples of `--secret-file`. See docs/instructors.md.
+forks each run; `records`, `scan` and `scoring` make a run's result, `outputs` its table and
+files; `hidden` and `examples` give the hidden examples of `--secret-file`; `report` and
+`similarity` read a class. See docs/instructors.md.
 """

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from course.registry import ROOT, SECTIONS, Section, find_section
 
-from . import hidden, regrade, reports
+from . import hidden, outputs, regrade
 from .grader import MODES, Grader, GraderError
 from .sandbox import Limits
 from .store import Store, write_atomically
@@ -47,11 +47,11 @@ def parser() -> argparse.ArgumentParser:
                    help="the assignment's name in Canvas (default %(default)s)")
     p.add_argument("--canvas-assignment-id", metavar="N", help="Canvas's id of the assignment "
                    "(in its address), so that the import fills it rather than creating one")
-    p.add_argument("--canvas-id-column", choices=reports.CANVAS_IDS, default=reports.CANVAS_IDS[0],
+    p.add_argument("--canvas-id-column", choices=outputs.CANVAS_IDS, default=outputs.CANVAS_IDS[0],
                    help="the Canvas column that the submissions' names are (default %(default)s)")
     p.add_argument("--gradescope", type=Path, metavar="FILE",
                    help="results.json for Gradescope (one submission)")
-    p.add_argument("--visibility", choices=reports.VISIBILITIES, default="visible",
+    p.add_argument("--visibility", choices=outputs.VISIBILITIES, default="visible",
                    help="Gradescope visibility of the results (default: visible)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="sections graded at once")
     for option, help_ in LIMITS.items():
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = None
     if args.previous:
         try:
-            previous = reports.read_grades(args.previous)
+            previous = outputs.read_grades(args.previous)
         except (OSError, ValueError, KeyError, TypeError) as err:
             parser().error(f"--previous: {err}")
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: KeyboardInterrupt
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         raise
     finally:
         if args.gradescope and error is not None:
-            write_atomically(args.gradescope, reports.gradescope_error(error, args.visibility))
+            write_atomically(args.gradescope, outputs.gradescope_error(error, args.visibility))
 
 
 def grade(args: argparse.Namespace, sections: list[Section], previous: list | None = None,
@@ -158,12 +158,12 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
         if grader.sandbox is not None:
             settings.update(isolation=grader.mode, cpu_share=grader.sandbox.cpu_share)
         if args.json:
-            write_atomically(args.json, reports.json_report(results, settings))
+            write_atomically(args.json, outputs.json_report(results, settings))
         if args.csv:
-            write_atomically(args.csv, reports.csv_report(results, sections))
+            write_atomically(args.csv, outputs.csv_report(results, sections))
         if args.canvas:
-            write_atomically(args.canvas, reports.canvas_report(
-                results, reports.canvas_assignment(args.canvas_assignment,
+            write_atomically(args.canvas, outputs.canvas_report(
+                results, outputs.canvas_assignment(args.canvas_assignment,
                                                    args.canvas_assignment_id),
                 args.canvas_id_column))
 
@@ -187,7 +187,7 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
     except KeyboardInterrupt:
         bar.close()
         if done:
-            print(reports.table(done, sections))
+            print(outputs.table(done, sections))
         print(f"\ninterrupted: {len(done)} of {len(submissions)} submissions graded and kept "
               f"in {args.work_dir / 'results'}; run the same command again to resume.",
               file=sys.stderr)
@@ -195,7 +195,7 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
     finally:
         bar.close()
         grader.close()
-    print(reports.table(results, sections))
+    print(outputs.table(results, sections))
     if previous is not None:
         changes = regrade.regrade_changes(previous, results)
         print(regrade.describe(changes))
@@ -207,5 +207,5 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
             return REFUSED
     write(results)  # in the order given (without --previous, also as each finished)
     if args.gradescope:
-        write_atomically(args.gradescope, reports.gradescope_report(results[0], args.visibility))
+        write_atomically(args.gradescope, outputs.gradescope_report(results[0], args.visibility))
     return 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .reports import number, shown
+from .outputs import number, shown
 from .scoring import SectionResult, SubmissionResult
 
 SAME_WITHIN = 1e-9  # points: two scores closer than this are the same

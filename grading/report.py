@@ -2,7 +2,7 @@
 and about the tests, written as DIR/report.md and DIR/report.html (the same content; the HTML
 self-contained, its figure an embedded PNG).
 
-GRADES.json is the grader's `--json` (`grading.reports.FORMAT`). The report holds
+GRADES.json is the grader's `--json` (`grading.outputs.FORMAT`). The report holds
 
 * each section's score distribution: a histogram per section, and its mean, median, share at
   full credit and share at zero;
@@ -38,7 +38,7 @@ from course.concepts import concept_of, title_of
 from course.registry import SECTIONS
 from course.results import NOT_IMPLEMENTED, PASSED
 
-from .reports import number, read_grades, shown
+from .outputs import number, read_grades, shown
 from .scoring import SubmissionResult
 
 FIGURE = "scores.png"
@@ -56,10 +56,6 @@ class Item:
     passed: int  # of those, the ones that passed it
     discrimination: float | None  # None: the outcome or the rest of the score is constant
     concept: str = ""  # for a test: the concept it checks
-
-    @property
-    def pass_rate(self) -> float:
-        return self.passed / self.ran if self.ran else 0.0
 
     @property
     def review(self) -> bool:
@@ -258,7 +254,8 @@ def build(results: list[SubmissionResult], source: str,
 
 
 def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
+    """A table's cell: printable, its pipes escaped, no code span (a pipe in one shows)."""
+    return shown(text).replace("|", "\\|").replace("`", "'")
 
 
 def markdown(blocks: list[tuple]) -> str:

@@ -27,7 +27,7 @@ from course.registry import BUILD_DIR, SECTIONS, Section
 from course.results import FAILED, NOT_IMPLEMENTED, PASSED
 from course.signatures import Known
 from course.signatures import load as load_signatures
-from grading.reports import json_report
+from grading.outputs import json_report
 from grading.scan import Flag
 from grading.scoring import SectionResult, SubmissionResult, TestResult
 

@@ -13,7 +13,7 @@ import io
 
 import pytest
 
-from grading.reports import CANVAS_COLUMNS, canvas_assignment, canvas_report
+from grading.outputs import CANVAS_COLUMNS, canvas_assignment, canvas_report
 from tests.tooling.test_grading_reports import BONUS, COURSE, result_with
 
 

@@ -27,7 +27,7 @@ import torch
 from course.registry import ROOT, SECTIONS, find_section
 from course.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
 from grading import sandbox
-from grading.reports import gradescope_report
+from grading.outputs import gradescope_report
 from grading.scoring import result_from_dict
 from tools import autograder, release
 from tools.exercises import leaks

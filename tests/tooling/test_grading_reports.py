@@ -21,8 +21,8 @@ import pytest
 from course.registry import SECTIONS, Section
 from course.results import FAILED, NOT_IMPLEMENTED, PASSED
 from grading.grader import Grader
+from grading.outputs import csv_report, gradescope_report, shown, spreadsheet_cell, table
 from grading.records import read_stream
-from grading.reports import csv_report, gradescope_report, shown, spreadsheet_cell, table
 from grading.sandbox import Limits, Outcome
 from grading.scan import scan_module
 from grading.scoring import SubmissionResult, score_section

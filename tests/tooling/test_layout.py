@@ -84,7 +84,7 @@ def test_the_locks_hold_exactly_the_pins_of_pyproject():
             name, _, version = pin.partition("==")
             assert locked[group].get(lock.normalised(name)) == version, (
                 f"{pin} of the {group} group is not locked as such: `make lock`")
-    for tool in ("ruff", "mutmut", "jupytext"):
+    for tool in ("ruff", "mutmut", "jupytext", "copydetect"):
         assert tool not in locked["learner"], f"a learner never installs {tool}"
 
 

@@ -15,8 +15,8 @@ from course.results import ERROR, FAILED, PASSED
 from course.signatures import Known
 from grading import cli
 from grading.grader import Grader
+from grading.outputs import read_grades
 from grading.regrade import describe, regrade_changes
-from grading.reports import read_grades
 from grading.sandbox import Limits
 from grading.store import Store
 from grading.submissions import read_submission

@@ -1,6 +1,7 @@
-"""grading.similarity on a class of 30 built here from the reference: complete submissions
-written independently, partial ones, broken ones, hostile ones, copies with renamed variables
-and reordered functions, and copies of the reference. Nothing of it is run.
+"""grading.similarity on a class of about 30 built here from the reference: complete
+submissions written independently, partial ones, broken ones, hostile ones, copies with
+renamed variables and reordered functions, a copy of a module that does not parse, and copies
+of the reference. Nothing of it is run.
 
 Independent work is written here as the reference with what tells learners apart: the
 catalogue's Alternatives (correct code of another shape, each in one learner's work), a few
@@ -29,7 +30,7 @@ import pytest
 from course.registry import EXERCISES_DIR, REFERENCE_DIR, SECTIONS
 from course.signatures import Known
 from grading import similarity
-from grading.reports import json_report
+from grading.outputs import json_report, read_grades
 from grading.scoring import TestResult as Record
 from tools.class_example import catalogue_known, synthetic_result
 from tools.exercises import find_blocks, generate
@@ -320,6 +321,8 @@ def build_class(root: Path, seed: int = 0) -> dict[str, list[str]]:
         copy = {m: renamed_copy(text, random.Random(i)) for m, text in written[source].items()}
         add("copies", f"copy{i}", copy, as_zip=i % 2 == 1)
         kinds["copies"][-1] = f"copy{i}:{source}"
+    add("copies", "copy-of-broken", dict(written["syntax-error"]))  # as it is: it cannot parse
+    kinds["copies"][-1] = "copy-of-broken:syntax-error"
     part = independent(30)  # its own work, but sections 4 and 7 renamed from learner05's
     for name in ("s4_pretrain.py", "s7_layer_weights.py"):
         part[name] = renamed_copy(written["learner05"][name], random.Random(9))
@@ -344,14 +347,18 @@ def test_the_class_is_about_30(class_of_30):
     assert sum(map(len, kinds.values())) == len(report["submissions"])
 
 
-def test_every_renamed_copy_pairs_with_its_source(class_of_30):
+def test_every_copy_pairs_with_its_source(class_of_30):
+    """Renamed and reordered copies, and a copy of a submission whose section 3 does not
+    parse: that section, compared as it is, is shared whole."""
     _, kinds, report = class_of_30
     pairs = {frozenset((p["a"], p["b"])): p for p in report["pairs"]}
     for entry in kinds["copies"]:
         copy, source = entry.split(":")
         pair = pairs.get(frozenset((copy, source)))
-        assert pair, f"{copy}, a renamed copy of {source}, is not paired with it"
+        assert pair, f"{copy}, a copy of {source}, is not paired with it"
         assert min(pair["share_a"], pair["share_b"]) >= similarity.PAIR_AT_LEAST
+    broken = pairs[frozenset(("copy-of-broken", "syntax-error"))]["sections"][3]
+    assert (broken["share_a"], broken["share_b"]) == (1.0, 1.0)
 
 
 def test_a_copy_of_two_sections_pairs_by_those_sections(class_of_30):
@@ -382,11 +389,14 @@ def test_copies_of_the_reference_are_listed_apart(class_of_30):
     assert not paired & set(kinds["reference"])
 
 
-def test_a_stub_left_as_handed_out_scores_nothing():
-    handout = generate()
-    for name, text in handout.items():
-        if name in MODULES:
-            assert similarity.learner_part(text, text) == ""
+def test_stubs_left_as_handed_out_share_nothing(tmp_path):
+    """Two copies of the handout, section 3 broken alike in both (compared as it is)."""
+    handout = {m: generate()[m] for m in MODULES}
+    handout["s3_bilm.py"] = handout["s3_bilm.py"].replace("def forward(", "def forward(,", 1)
+    for name in ("alice", "bob"):
+        _write(tmp_path / name, handout)
+    report = similarity.build(similarity.read_class(tmp_path))
+    assert report["pairs"] == [] and report["reference"] == []
 
 
 def test_nothing_hostile_runs_and_what_cannot_be_read_is_named(class_of_30):
@@ -398,12 +408,6 @@ def test_nothing_hostile_runs_and_what_cannot_be_read_is_named(class_of_30):
     assert "link" in skipped["link-to-a-classmate"]["error"]
     text = similarity.markdown(report)
     assert "huge" in text.split("## Not compared")[1]
-
-
-def test_a_module_that_does_not_parse_is_compared_whole():
-    handout = generate()["s3_bilm.py"]
-    broken = handout.replace("def forward(", "def forward(self,,", 1)
-    assert similarity.learner_part(broken, handout) == broken
 
 
 # --- shared wrong outputs --------------------------------------------------------------------
@@ -428,13 +432,13 @@ def test_a_planted_rare_wrong_output_is_found_and_catalogued_ones_are_marked(tmp
         section.tests[4] = Record(test.nodeid, test.name, "error", planted)
     path = tmp_path / "grades.json"
     path.write_text(json_report(results, {"sections": [s.number for s in SECTIONS]}))
-    groups = similarity.shared_wrong_outputs(similarity.read_grades(path), known)
+    groups = similarity.shared_wrong_outputs(read_grades(path), known)
     first = groups[0]
-    assert (first.message, first.submissions) == (planted, ["learner11", "learner23"])
-    assert not first.catalogued
-    six = next(g for g in groups if g.submissions == [f"learner{i:02d}" for i in range(6)])
-    assert common.id in six.catalogued
-    assert sorted(six.tests) == sorted(common.tests)
+    assert (first["message"], first["submissions"]) == (planted, ["learner11", "learner23"])
+    assert not first["catalogued"]
+    six = next(g for g in groups if g["submissions"] == [f"learner{i:02d}" for i in range(6)])
+    assert common.id in six["catalogued"]
+    assert sorted(six["tests"]) == sorted(common.tests)
 
 
 def test_a_shared_digest_groups_and_another_digest_of_the_same_test_does_not(tmp_path):
@@ -451,20 +455,18 @@ def test_a_shared_digest_groups_and_another_digest_of_the_same_test_does_not(tmp
                                              digest)
     path = tmp_path / "grades.json"
     path.write_text(json_report(results, {"sections": [s.number for s in SECTIONS]}))
-    read = similarity.read_grades(path)
+    read = read_grades(path)
     assert read[2].sections[2].tests[4].reported_digest == "fedcba9876543210"  # kept
-    groups = similarity.shared_wrong_outputs(read, known)
-    assert [(g.by, g.digest, g.submissions) for g in groups] == [
+    report = similarity.build([], read, known=known)
+    assert [(g["by"], g["digest"], g["submissions"]) for g in report["wrong_outputs"]] == [
         ("output", "0123456789abcdef", ["learner00", "learner01"])]
+    assert "| output | wrong output 0123456789abcdef |" in similarity.markdown(report)
     for result in results:  # no digest: the message groups all three
         test = result.sections[2].tests[4]
         result.sections[2].tests[4] = replace(test, reported_digest=None)
     groups = similarity.shared_wrong_outputs(results, known)
-    assert [(g.by, g.submissions) for g in groups] == [
+    assert [(g["by"], g["submissions"]) for g in groups] == [
         ("message", ["learner00", "learner01", "learner02"])]
-    assert "| output | wrong output 0123456789abcdef |" in similarity.markdown(
-        {**similarity.build([], read, known=known), "wrong_outputs": [
-            vars(g) for g in similarity.shared_wrong_outputs(read, known)]})
 
 
 def test_a_graded_wrong_output_s_digest_reaches_the_json_and_no_learner(tmp_path,
@@ -497,9 +499,9 @@ def test_a_graded_wrong_output_s_digest_reaches_the_json_and_no_learner(tmp_path
     assert all(re.fullmatch("[0-9a-f]{16}", d) for d in digests.values()), digests
     assert digests["swapped_a"] == digests["swapped_b"] != digests["first_layer"], digests
     assert not [d for d in digests.values() if d in results.read_text()]
-    groups = similarity.shared_wrong_outputs(similarity.read_grades(grades), [])
-    assert [g.submissions for g in groups if test in g.tests] == [["swapped_a", "swapped_b"]]
-    assert next(g.by for g in groups if test in g.tests) == "output"
+    groups = similarity.shared_wrong_outputs(read_grades(grades), [])
+    assert [(g["by"], g["submissions"]) for g in groups if test in g["tests"]] == [
+        ("output", ["swapped_a", "swapped_b"])]
 
 
 def test_the_command_writes_both_reports(tmp_path):
@@ -529,11 +531,3 @@ def test_the_handout_is_read_as_generated_and_a_filled_in_one_is_refused(tmp_pat
     (filled / "s3_bilm.py").write_text((REFERENCE_DIR / "s3_bilm.py").read_text())
     with pytest.raises(ValueError, match=r"s3_bilm\.py not as the generator wrote them"):
         similarity.read_handout(filled)
-
-
-def test_copydetect_is_the_instructors_pin_not_the_learners():
-    from tools import lock
-
-    assert "copydetect==0.5.0" in lock.groups()["maintainer"]
-    assert lock.read_lock(lock.LOCKS["maintainer"]).get("copydetect") == "0.5.0"
-    assert "copydetect" not in lock.read_lock(lock.LOCKS["learner"])
