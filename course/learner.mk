@@ -95,7 +95,7 @@ lab: $(STAMP) $(LAB_STAMP) ## JupyterLab on the notebooks, from the course's roo
 	$(LAB_VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
-replicate-real: $(STAMP) ## your ELMo on real English (WordNet), 5 seeds, beside the reference's (~6 min on 2 idle cores)
+replicate-real: $(STAMP) ## your ELMo on real English (WordNet), 5 seeds, beside the reference's (~7 min on 2 idle cores)
 	$(PY) -m analyses.real_english --impl $(ELMO_IMPL)
 
 submission: ## zip your section modules into submission.zip, the file you hand in
