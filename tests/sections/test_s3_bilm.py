@@ -1,10 +1,8 @@
 """Section 3: the biLM's shapes and parts, its layer 0, padding, and that no direction peeks.
 
-A property of what the biLM computes (no peeking, padding changes nothing, the residual
-connection, ...) holds as well of a model whose layers read each word alone, or read
-nothing, which is no biLM: each test of one judges it only of a biLM that reads the
-sentence (`assert_reads_the_sentence`). The tests of its shapes and registered parts do not.
-"""
+Each test of what the biLM computes judges it only of a biLM that reads the sentence
+(`reading.assert_reads_the_sentence` says why); the tests of its shapes and registered parts
+do not."""
 
 import copy
 
@@ -17,6 +15,7 @@ from torch import nn
 from course.diagnose import assert_close
 
 from .devices import mixed_devices
+from .reading import assert_reads_the_sentence
 from .strategies import id_batches, id_sequences
 
 VOCAB = 30
@@ -50,28 +49,6 @@ def one_sentence(length=6):
 
 def close(a, b):
     return a.shape == b.shape and torch.allclose(a, b, **TOL)
-
-
-def assert_reads_the_sentence(model):
-    """Changing one word of a 5-word sentence changes the states (layers 1 and up) of the
-    other words too: each direction's layers read the sentence, not each word alone."""
-    ids, k = one_sentence(5), 2
-    changed = ids.clone()
-    changed[k] = ids[k] % (VOCAB - 1) + 1  # another real token
-    with torch.no_grad():
-        before, after = model(ids).layers[1:], model(changed).layers[1:]
-    others = [t for t in range(ids.shape[0]) if t != k]
-    if not close(before[:, others], after[:, others]):
-        return
-    raise AssertionError(
-        f"changing word {k} of a 5-word sentence changed " + (
-            "none of the states of layers 1 and up: they do not read the words at all"
-            if close(before, after) else
-            f"the states of layers 1 and up at position {k} alone: each word's states come "
-            "from that word only") +
-        ". What this test checks would hold of such a model, which is no biLM; it counts for "
-        "one whose LSTMs read the sentence along time, the forward states at t words 0..t, "
-        "the backward ones words t..n-1")
 
 
 def test_seed_key_shapes(model):
@@ -122,7 +99,7 @@ def test_each_direction_has_its_own_parameters(setup, bilm):
     """Beyond the token layer (embedding, token_projection), no parameter shapes both the
     forward direction (its states and logits) and the backward one."""
     model, ids, h = model_of(setup, bilm, embedding_dim=8, hidden_dim=8), one_sentence(), 8
-    assert_reads_the_sentence(model)
+    assert_reads_the_sentence(model, VOCAB)
     forward = (parameters_behind(model, ids, lambda out: out.forward_logits)
                | parameters_behind(model, ids, lambda out: out.layers[1:, ..., :h]))
     backward = (parameters_behind(model, ids, lambda out: out.backward_logits)
@@ -139,7 +116,7 @@ def test_each_direction_has_its_own_parameters(setup, bilm):
 
 def test_layer_0_is_the_projected_token_twice(model):
     """Layer 0 is [p; p] with p = token_projection(embedding(ids))."""
-    assert_reads_the_sentence(model)
+    assert_reads_the_sentence(model, VOCAB)
     ids = one_sentence()
     layer0 = model(ids).layers[0]
     token = model.token_projection(model.embedding(ids))
@@ -166,7 +143,7 @@ def test_every_parameter_is_used(setup, bilm):
     """Every parameter of a fresh biLM gets a gradient from its outputs."""
     setup.set_seed(0)
     fresh = bilm.BiLM(VOCAB)
-    assert_reads_the_sentence(fresh)
+    assert_reads_the_sentence(fresh, VOCAB)
     out = fresh(one_sentence())
     g = torch.Generator().manual_seed(0)
     total = sum((t * torch.randn(t.shape, generator=g)).sum() for t in out)
@@ -183,7 +160,7 @@ def test_each_layer_reads_the_layer_below(setup, bilm):
     changing the weights behind layer 1 changes layer 2."""
     h = 8
     fresh, ids = model_of(setup, bilm, embedding_dim=8, hidden_dim=h), one_sentence()
-    assert_reads_the_sentence(fresh)
+    assert_reads_the_sentence(fresh, VOCAB)
     before = fresh(ids).layers
     for name, half in [("forward", slice(None, h)), ("backward", slice(h, None))]:
         first = parameters_behind(fresh, ids, lambda out, half=half: out.layers[1, ..., half])
@@ -210,7 +187,7 @@ def test_layer_2_adds_layer_1_and_layer_1_adds_nothing(setup, bilm):
     layer 1 is zero (no residual from p)."""
     h = 8
     fresh, ids = model_of(setup, bilm, embedding_dim=8, hidden_dim=h), one_sentence()
-    assert_reads_the_sentence(fresh)
+    assert_reads_the_sentence(fresh, VOCAB)
     for name, half in [("forward", slice(None, h)), ("backward", slice(h, None))]:
         first = parameters_behind(fresh, ids, lambda out, half=half: out.layers[1, ..., half])
         second = parameters_behind(fresh, ids, lambda out, half=half: out.layers[2, ..., half])
@@ -242,7 +219,7 @@ def test_without_its_residual_layer_2_is_its_lstm_alone(setup, bilm):
     h, ids = 8, one_sentence()
     paper = model_of(setup, bilm, embedding_dim=8, hidden_dim=h)
     plain = model_of(setup, bilm, embedding_dim=8, hidden_dim=h, residual=False)
-    assert_reads_the_sentence(plain)
+    assert_reads_the_sentence(plain, VOCAB)
     assert {n: tuple(p.shape) for n, p in plain.named_parameters()} == {
         n: tuple(p.shape) for n, p in paper.named_parameters()}, (
         "residual=False changed the biLM's parameters: the switch only decides whether "
@@ -270,7 +247,7 @@ def test_without_its_residual_layer_2_is_its_lstm_alone(setup, bilm):
 def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, batch):
     """Each sentence of a padded batch gets what it gets alone; padded positions are zero."""
     model = small
-    assert_reads_the_sentence(model)
+    assert_reads_the_sentence(model, VOCAB)
     ids, lengths = corpus.pad_batch(batch)
     together = model(ids, lengths)
     for b, sentence in enumerate(batch):
@@ -412,7 +389,7 @@ def test_logits_come_from_the_top_layer(setup, bilm):
     """3 layers: layers has 4 entries, and the logits are each head of its direction's half
     of the top layer."""
     deep = model_of(setup, bilm, embedding_dim=8, hidden_dim=8, num_layers=3)
-    assert_reads_the_sentence(deep)
+    assert_reads_the_sentence(deep, VOCAB)
     out = deep(one_sentence())
     assert out.layers.shape[0] == 4, (
         f"num_layers=3 should give 4 layers (layer 0 and 3 LSTM layers), got "
@@ -427,7 +404,7 @@ def test_logits_come_from_the_top_layer(setup, bilm):
 
 def test_same_input_twice_gives_identical_output(model):
     """Two calls on one input give bit-identical layers: the biLM keeps no state."""
-    assert_reads_the_sentence(model)
+    assert_reads_the_sentence(model, VOCAB)
     ids = one_sentence()
     assert torch.equal(model(ids).layers, model(ids).layers), (
         "the same input gave different layers on a second call: each LSTM must start from "
@@ -474,7 +451,7 @@ def test_forward_hands_ids_whole_to_the_token_layer(setup, bilm, corpus):
     """Section 8 swaps `embedding` for a layer that takes (T, B, W) ids: forward reads T and
     B as the first two dimensions of ids and gives ids to `embedding` as they are."""
     model = model_of(setup, bilm, embedding_dim=8, hidden_dim=8)
-    assert_reads_the_sentence(model)
+    assert_reads_the_sentence(model, VOCAB)
     ids, lengths = corpus.pad_batch([[5, 6, 7, 8], [9, 10]])
     wide = torch.stack([ids, torch.full_like(ids, corpus.PAD)], dim=-1)  # (T, B, 2)
 
