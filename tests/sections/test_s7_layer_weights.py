@@ -32,7 +32,8 @@ def softmax(x):
 def assert_mixes_the_layers(module, width=4):
     """What `module` gives of 3 layers (N, width), a ScalarMix or a probe, changes when
     layers 1 and 2 change: it reads the layers in context, not the token layer alone, nor
-    nothing. Judged on a copy with gamma at 1, where it starts."""
+    nothing. Judged on a copy with gamma at 1 and scalars of three values, so that a mix
+    that reads its layers does so whatever its weights' start."""
     module = copy.deepcopy(module)
     mix = getattr(module, "mix", module)
     generator = torch.Generator().manual_seed(11)
@@ -40,8 +41,9 @@ def assert_mixes_the_layers(module, width=4):
     changed, other = layers.clone(), torch.randn(3, 6, width, generator=generator)
     changed[1:] = other[1:]
     with torch.no_grad():
-        if isinstance(getattr(mix, "gamma", None), torch.Tensor):
-            mix.gamma.fill_(1.0)
+        for name, value in (("gamma", [1.0]), ("scalar_parameters", [0.3, -0.2, 0.1])):
+            if getattr(getattr(mix, name, None), "shape", None) == (len(value),):
+                getattr(mix, name).copy_(torch.tensor(value))
         before, after, apart = module(layers), module(changed), module(other)
     if not torch.allclose(before, after, **TOL):
         return

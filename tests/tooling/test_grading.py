@@ -571,8 +571,7 @@ DEGENERATE_KEEPS = {  # the concepts (course/concepts.toml) and tests they may p
     # biLM keeps) and the section's other functions
     "bilm": {"reverse-within-lengths", "stacks-of-layers", "padding-embedding",
              "test_seed_key_shapes"},
-    "pretrain": {"shifted-targets", "loss-ignores-padding", "test_the_progress_bar_and_the_log",
-                 "test_train_bilm_moves_each_batch_to_the_models_device"},
+    "pretrain": {"shifted-targets", "loss-ignores-padding", "test_the_progress_bar_and_the_log"},
     "layer_weights": {"softmax-weights", "test_starts_uniform_with_gamma_one",
                       "test_the_scalars_and_gamma_are_registered_parameters"},
     "char_encoder": {concept.id for concept in of_section(find_section("char_encoder").number)
