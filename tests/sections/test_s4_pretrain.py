@@ -227,7 +227,7 @@ def moved(before, model):
 class Recorder:
     """The sentences of every training step, and the model's mode in it, from a hook: a
     batch that the model reads with gradients on is a step when the weights move before the
-    model's next forward pass, or before the run's end (`done`)."""
+    model's next forward pass, or before the run's end (`count_the_last_read`)."""
 
     def __init__(self, model):
         self.model, self.reads, self.last = model, 0, None
@@ -235,7 +235,7 @@ class Recorder:
         model.register_forward_pre_hook(self, with_kwargs=True)
 
     def __call__(self, module, args, kwargs):
-        self.done()
+        count_the_last_read(self)
         if not torch.is_grad_enabled():
             return  # corpus_loss, after the epoch: not a training step
         ids, lengths = (*args, *kwargs.values(), None)[:2]
@@ -244,15 +244,15 @@ class Recorder:
         self.last = ([tuple(ids[:n, b].tolist()) for b, n in enumerate(lengths)],
                      module.training, weights(self.model))
 
-    def done(self):
-        """The batch read last is a step if the weights have moved since."""
-        if self.last is not None:
-            sentences, mode, before = self.last
-            if moved(before, self.model):
-                self.steps.append(sentences)
-                self.modes.append(mode)
-            self.last = None
-        return self
+
+def count_the_last_read(recorder):
+    """The batch `recorder` saw read last is a step if the weights have moved since."""
+    if recorder.last is not None:
+        sentences, mode, before = recorder.last
+        if moved(before, recorder.model):
+            recorder.steps.append(sentences)
+            recorder.modes.append(mode)
+        recorder.last = None
 
 
 def train(setup, bilm, corpus, pretrain, sentences, recipe, init_seed=0, **options):
@@ -305,7 +305,8 @@ def recorded_run(setup, bilm, corpus, pretrain, sentences, recipe, seed):
     recorder = Recorder(model)
     pretrain.train_bilm(model, sentences, word2idx, pretrain.Recipe(*recipe), seed=seed,
                         device="cpu", log_every=0, progress=False)
-    assert recorder.done().steps, untrained(recorder.reads)
+    count_the_last_read(recorder)
+    assert recorder.steps, untrained(recorder.reads)
     encoded = [tuple(corpus.encode(s, word2idx, add_boundaries=True)) for s in sentences]
     return model, recorder, encoded
 
