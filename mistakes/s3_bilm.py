@@ -107,6 +107,15 @@ MISTAKES = [
                     "nn.LSTM(hidden_dim, hidden_dim, num_layers)])\n")],
     ),
     Mistake(
+        "lstms-batch-first",
+        "the LSTMs are made with batch_first=True, so each reads the time-major batch as T "
+        "sequences of B steps: a word's states never see the other words of its sentence",
+        caught_by="test_forward_direction_never_sees_the_token_it_predicts",
+        edits=[Edit("BiLM.__init__", stack, stack.replace(
+            "nn.LSTM(hidden_dim, hidden_dim)", "nn.LSTM(hidden_dim, hidden_dim, batch_first=True)"))
+            for stack in (FORWARD_STACK, BACKWARD_STACK)],
+    ),
+    Mistake(
         "no-padding-idx",
         "the embedding is built without padding_idx",
         caught_by="test_pad_embedding_is_zero_and_stays_zero",

@@ -551,17 +551,17 @@ def write_record(record: dict[str, dict], path: Path = RECORD_FILE) -> None:
 
 def _digests(catalogue_dir: Path = CATALOGUE_DIR) -> dict[str, str]:
     """{file: digest} of what the signatures were measured on: the section tests' code, each
-    catalogue file's entries' `behaviour` (their words may change freely), the fakes and the
-    comparisons."""
+    catalogue file's entries' `behaviour` (their words may change freely), and the code that
+    every section's tests share (their helpers, the fakes, the comparisons)."""
     tests = [s.test_file for s in SECTIONS if s.test_file.exists()]
     entries = load_catalogue(catalogue_dir)
     catalogue = {shown(catalogue_dir / s.file_name): hashlib.sha256("\n".join(
         behaviour(e) for e in entries if e.section == s).encode()).hexdigest()
         for s in SECTIONS if (catalogue_dir / s.file_name).exists()}
-    others = [*sorted(FAKES_DIR.glob("*.py")), ROOT / "course" / "diagnose.py"]
-    # the fakes decide what another section's code gives
+    # the helpers decide what a test asks (a biLM that reads the sentence), the fakes what
+    # another section's code gives
     return {**{shown(f): signatures.code_digest(f) for f in tests}, **catalogue,
-            **{shown(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in others}}
+            **{shown(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in SHARED_TEST_FILES}}
 
 
 def write_signatures(outcomes: list[Outcome], catalogue_dir: Path = CATALOGUE_DIR) -> None:

@@ -1,4 +1,8 @@
-"""Section 3: the biLM's shapes and parts, its layer 0, padding, and that no direction peeks."""
+"""Section 3: the biLM's shapes and parts, its layer 0, padding, and that no direction peeks.
+
+Each test of what the biLM computes judges it only of a biLM that reads the sentence
+(`reading.assert_reads_the_sentence` says why); the tests of its shapes and registered parts
+do not."""
 
 import copy
 
@@ -11,6 +15,7 @@ from torch import nn
 from course.diagnose import assert_close
 
 from .devices import mixed_devices
+from .reading import assert_reads_the_sentence
 from .strategies import id_batches, id_sequences
 
 VOCAB = 30
@@ -94,6 +99,7 @@ def test_each_direction_has_its_own_parameters(setup, bilm):
     """Beyond the token layer (embedding, token_projection), no parameter shapes both the
     forward direction (its states and logits) and the backward one."""
     model, ids, h = model_of(setup, bilm, embedding_dim=8, hidden_dim=8), one_sentence(), 8
+    assert_reads_the_sentence(model, VOCAB)
     forward = (parameters_behind(model, ids, lambda out: out.forward_logits)
                | parameters_behind(model, ids, lambda out: out.layers[1:, ..., :h]))
     backward = (parameters_behind(model, ids, lambda out: out.backward_logits)
@@ -110,6 +116,7 @@ def test_each_direction_has_its_own_parameters(setup, bilm):
 
 def test_layer_0_is_the_projected_token_twice(model):
     """Layer 0 is [p; p] with p = token_projection(embedding(ids))."""
+    assert_reads_the_sentence(model, VOCAB)
     ids = one_sentence()
     layer0 = model(ids).layers[0]
     token = model.token_projection(model.embedding(ids))
@@ -136,6 +143,7 @@ def test_every_parameter_is_used(setup, bilm):
     """Every parameter of a fresh biLM gets a gradient from its outputs."""
     setup.set_seed(0)
     fresh = bilm.BiLM(VOCAB)
+    assert_reads_the_sentence(fresh, VOCAB)
     out = fresh(one_sentence())
     g = torch.Generator().manual_seed(0)
     total = sum((t * torch.randn(t.shape, generator=g)).sum() for t in out)
@@ -152,6 +160,7 @@ def test_each_layer_reads_the_layer_below(setup, bilm):
     changing the weights behind layer 1 changes layer 2."""
     h = 8
     fresh, ids = model_of(setup, bilm, embedding_dim=8, hidden_dim=h), one_sentence()
+    assert_reads_the_sentence(fresh, VOCAB)
     before = fresh(ids).layers
     for name, half in [("forward", slice(None, h)), ("backward", slice(h, None))]:
         first = parameters_behind(fresh, ids, lambda out, half=half: out.layers[1, ..., half])
@@ -178,6 +187,7 @@ def test_layer_2_adds_layer_1_and_layer_1_adds_nothing(setup, bilm):
     layer 1 is zero (no residual from p)."""
     h = 8
     fresh, ids = model_of(setup, bilm, embedding_dim=8, hidden_dim=h), one_sentence()
+    assert_reads_the_sentence(fresh, VOCAB)
     for name, half in [("forward", slice(None, h)), ("backward", slice(h, None))]:
         first = parameters_behind(fresh, ids, lambda out, half=half: out.layers[1, ..., half])
         second = parameters_behind(fresh, ids, lambda out, half=half: out.layers[2, ..., half])
@@ -209,6 +219,7 @@ def test_without_its_residual_layer_2_is_its_lstm_alone(setup, bilm):
     h, ids = 8, one_sentence()
     paper = model_of(setup, bilm, embedding_dim=8, hidden_dim=h)
     plain = model_of(setup, bilm, embedding_dim=8, hidden_dim=h, residual=False)
+    assert_reads_the_sentence(plain, VOCAB)
     assert {n: tuple(p.shape) for n, p in plain.named_parameters()} == {
         n: tuple(p.shape) for n, p in paper.named_parameters()}, (
         "residual=False changed the biLM's parameters: the switch only decides whether "
@@ -236,6 +247,7 @@ def test_without_its_residual_layer_2_is_its_lstm_alone(setup, bilm):
 def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, batch):
     """Each sentence of a padded batch gets what it gets alone; padded positions are zero."""
     model = small
+    assert_reads_the_sentence(model, VOCAB)
     ids, lengths = corpus.pad_batch(batch)
     together = model(ids, lengths)
     for b, sentence in enumerate(batch):
@@ -265,9 +277,21 @@ def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, batch):
                 if 0 in nonzero else ""))
 
 
+def assert_direction_reads(before, after, name, half, positions, k, reads):
+    """Each of the direction's layers (its `half` of layers 1 and up) changed, from the
+    outputs `before` to `after` changing token k, at each of `positions` in the sentence."""
+    length = before.layers.shape[1]
+    for t in (t for t in positions if 0 <= t < length):
+        for j in range(1, before.layers.shape[0]):
+            assert not close(before.layers[j, t, :, half], after.layers[j, t, :, half]), (
+                f"changing token {k} left the {name} states of layer {j} at position {t} "
+                f"unchanged: they should read tokens {reads}, token {k} among them")
+
+
 @given(st.data())
 def test_forward_direction_never_sees_the_token_it_predicts(small, data):
-    """Changing token k leaves the forward logits and states before position k unchanged."""
+    """Changing token k leaves the forward logits and states before position k unchanged,
+    and changes every forward layer's states at k and after it."""
     model, h = small, SMALL_HIDDEN
     ids = torch.tensor(data.draw(id_sequences(VOCAB, 2, 9))).unsqueeze(1)
     k = data.draw(st.integers(1, ids.shape[0] - 1))
@@ -282,11 +306,14 @@ def test_forward_direction_never_sees_the_token_it_predicts(small, data):
         f"changing token {k} changed the forward LSTM states (the first half of layers 1 and "
         f"up) at positions < {k}: they may only read tokens 0..t"
     )
+    assert_direction_reads(before, after, "forward", slice(None, h), range(k, k + 2), k,
+                           "0..t")
 
 
 @given(st.data())
 def test_backward_direction_never_sees_the_token_it_predicts(small, data):
-    """Changing token k leaves the backward logits and states after position k unchanged."""
+    """Changing token k leaves the backward logits and states after position k unchanged,
+    and changes every backward layer's states at k and before it."""
     model, h = small, SMALL_HIDDEN
     ids = torch.tensor(data.draw(id_sequences(VOCAB, 2, 9))).unsqueeze(1)
     k = data.draw(st.integers(0, ids.shape[0] - 2))
@@ -301,6 +328,8 @@ def test_backward_direction_never_sees_the_token_it_predicts(small, data):
         f"changing token {k} changed the backward LSTM states (the second half of layers 1 "
         f"and up) at positions > {k}: they may only read tokens t..N"
     )
+    assert_direction_reads(before, after, "backward", slice(h, None), range(k - 1, k + 1), k,
+                           "t..N")
 
 
 def test_each_direction_reads_its_own_context(model):
@@ -360,6 +389,7 @@ def test_logits_come_from_the_top_layer(setup, bilm):
     """3 layers: layers has 4 entries, and the logits are each head of its direction's half
     of the top layer."""
     deep = model_of(setup, bilm, embedding_dim=8, hidden_dim=8, num_layers=3)
+    assert_reads_the_sentence(deep, VOCAB)
     out = deep(one_sentence())
     assert out.layers.shape[0] == 4, (
         f"num_layers=3 should give 4 layers (layer 0 and 3 LSTM layers), got "
@@ -374,6 +404,7 @@ def test_logits_come_from_the_top_layer(setup, bilm):
 
 def test_same_input_twice_gives_identical_output(model):
     """Two calls on one input give bit-identical layers: the biLM keeps no state."""
+    assert_reads_the_sentence(model, VOCAB)
     ids = one_sentence()
     assert torch.equal(model(ids).layers, model(ids).layers), (
         "the same input gave different layers on a second call: each LSTM must start from "
@@ -420,6 +451,7 @@ def test_forward_hands_ids_whole_to_the_token_layer(setup, bilm, corpus):
     """Section 8 swaps `embedding` for a layer that takes (T, B, W) ids: forward reads T and
     B as the first two dimensions of ids and gives ids to `embedding` as they are."""
     model = model_of(setup, bilm, embedding_dim=8, hidden_dim=8)
+    assert_reads_the_sentence(model, VOCAB)
     ids, lengths = corpus.pad_batch([[5, 6, 7, 8], [9, 10]])
     wide = torch.stack([ids, torch.full_like(ids, corpus.PAD)], dim=-1)  # (T, B, 2)
 

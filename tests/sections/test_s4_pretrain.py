@@ -205,13 +205,66 @@ def test_training_lowers_the_loss(trained):
     )
 
 
+def untrained(read):
+    """What a test says of a train_bilm that moved no weight, though the model `read`
+    batches with gradients on (a count), or none."""
+    return (f"train_bilm moved no weight of the model, which read {read or 'no'} batch"
+            f"{'es' * (read != 1)} with gradients on: what this test checks would hold of a "
+            "run that trains nothing, so it counts only for one that trains. Each batch is a "
+            "step of Adam on its bilm_loss (test_the_first_step_is_adam_with_the_recipes_"
+            "learning_rate says what a step lacks)")
+
+
+def weights(model):
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def moved(before, model):
+    """Whether any weight of `model` differs from `before` (`weights` of it)."""
+    return any(not torch.equal(a, b) for a, b in zip(before, weights(model), strict=True))
+
+
+class Recorder:
+    """The sentences of every training step, and the model's mode in it, from a hook: a
+    batch that the model reads with gradients on is a step when the weights move before the
+    model's next forward pass, or before the run's end (`count_the_last_read`)."""
+
+    def __init__(self, model):
+        self.model, self.reads, self.last = model, 0, None
+        self.steps, self.modes = [], []
+        model.register_forward_pre_hook(self, with_kwargs=True)
+
+    def __call__(self, module, args, kwargs):
+        count_the_last_read(self)
+        if not torch.is_grad_enabled():
+            return  # corpus_loss, after the epoch: not a training step
+        ids, lengths = (*args, *kwargs.values(), None)[:2]
+        lengths = [ids.shape[0]] * ids.shape[1] if lengths is None else list(map(int, lengths))
+        self.reads += 1
+        self.last = ([tuple(ids[:n, b].tolist()) for b, n in enumerate(lengths)],
+                     module.training, weights(self.model))
+
+
+def count_the_last_read(recorder):
+    """The batch `recorder` saw read last is a step if the weights have moved since."""
+    if recorder.last is not None:
+        sentences, mode, before = recorder.last
+        if moved(before, recorder.model):
+            recorder.steps.append(sentences)
+            recorder.modes.append(mode)
+        recorder.last = None
+
+
 def train(setup, bilm, corpus, pretrain, sentences, recipe, init_seed=0, **options):
-    """A fresh small biLM (weights from `init_seed`) trained by train_bilm: (model, history)."""
+    """A fresh small biLM (weights from `init_seed`) trained by train_bilm: (model, history).
+    A run that moves no weight fails the test that asked for it (`untrained`)."""
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     setup.set_seed(init_seed)
     model = bilm.BiLM(len(word2idx), **SMALL)
+    recorder, start = Recorder(model), weights(model)
     history = pretrain.train_bilm(model, sentences, word2idx, pretrain.Recipe(*recipe),
                                   device="cpu", log_every=0, progress=False, **options)
+    assert moved(start, model), untrained(recorder.reads)
     return model, history
 
 
@@ -245,22 +298,6 @@ def test_history_is_the_corpus_loss_after_each_epoch(setup, bilm, corpus, pretra
     )
 
 
-class Recorder:
-    """The sentences of every training step, and the model's mode in it, from a hook."""
-
-    def __init__(self, model):
-        self.steps, self.modes = [], []
-        model.register_forward_pre_hook(self, with_kwargs=True)
-
-    def __call__(self, module, args, kwargs):
-        if not torch.is_grad_enabled():
-            return  # corpus_loss, after the epoch: not a training step
-        ids, lengths = (*args, *kwargs.values(), None)[:2]
-        lengths = [ids.shape[0]] * ids.shape[1] if lengths is None else list(map(int, lengths))
-        self.steps.append([tuple(ids[:n, b].tolist()) for b, n in enumerate(lengths)])
-        self.modes.append(module.training)
-
-
 def recorded_run(setup, bilm, corpus, pretrain, sentences, recipe, seed):
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     setup.set_seed(0)
@@ -268,6 +305,8 @@ def recorded_run(setup, bilm, corpus, pretrain, sentences, recipe, seed):
     recorder = Recorder(model)
     pretrain.train_bilm(model, sentences, word2idx, pretrain.Recipe(*recipe), seed=seed,
                         device="cpu", log_every=0, progress=False)
+    count_the_last_read(recorder)
+    assert recorder.steps, untrained(recorder.reads)
     encoded = [tuple(corpus.encode(s, word2idx, add_boundaries=True)) for s in sentences]
     return model, recorder, encoded
 
@@ -501,9 +540,10 @@ def test_one_optimizer_lasts_across_epochs(setup, bilm, corpus, pretrain):
         )
 
 
-def test_train_bilm_moves_each_batch_to_the_models_device(bilm, corpus, pretrain):
+def test_train_bilm_moves_each_batch_to_the_models_device(setup, bilm, corpus, pretrain):
     """On the meta device (shapes, no values): each batch goes where the model is, so that a
-    GPU run never mixes devices."""
+    GPU run never mixes devices (of a train_bilm that trains, on the CPU)."""
+    train(setup, bilm, corpus, pretrain, corpus.CORPUS[:2], (2, 0.01, 1))
     word2idx, _ = corpus.build_vocab(corpus.CORPUS)
     model = bilm.BiLM(len(word2idx), **SMALL)
     mixed = mixed_devices(lambda: pretrain.train_bilm(

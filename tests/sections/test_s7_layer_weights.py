@@ -1,5 +1,11 @@
 """Section 7: the scalar mix of the biLM's layers (AllenNLP's semantics), and a linear probe
-that learns the mix's weights together with its classifier."""
+that learns the mix's weights together with its classifier.
+
+A property of what the mix gives (a mask ignored, a frozen mix, a fit that repeats ...)
+holds as well of a mix that reads the token layer alone, or no layer, which is no ELMo:
+each test of one judges it only of a mix that reads the biLM's layers in context
+(`assert_mixes_the_layers`). The tests of the mix's starting weights do not.
+"""
 
 import copy
 
@@ -21,6 +27,33 @@ TOL = dict(atol=1e-5, rtol=1e-4)
 def softmax(x):
     e = np.exp(np.asarray(x, dtype=np.float64) - np.max(x))
     return e / e.sum()
+
+
+def assert_mixes_the_layers(module, width=4):
+    """What `module` gives of 3 layers (N, width), a ScalarMix or a probe, changes when
+    layers 1 and 2 change: it reads the layers in context, not the token layer alone, nor
+    nothing. Judged on a copy with gamma at 1 and scalars of three values, so that a mix
+    that reads its layers does so whatever its weights' start."""
+    module = copy.deepcopy(module)
+    mix = getattr(module, "mix", module)
+    generator = torch.Generator().manual_seed(11)
+    layers = torch.randn(3, 6, width, generator=generator)
+    changed, other = layers.clone(), torch.randn(3, 6, width, generator=generator)
+    changed[1:] = other[1:]
+    with torch.no_grad():
+        for name, value in (("gamma", [1.0]), ("scalar_parameters", [0.3, -0.2, 0.1])):
+            if getattr(getattr(mix, name, None), "shape", None) == (len(value),):
+                getattr(mix, name).copy_(torch.tensor(value))
+        before, after, apart = module(layers), module(changed), module(other)
+    if not torch.allclose(before, after, **TOL):
+        return
+    what = "the probe's logits on" if mix is not module else "the mix of"
+    raise AssertionError(
+        f"{what} 3 layers stayed the same when layers 1 and 2 changed: " + (
+            "it reads none of the layers" if torch.allclose(before, apart, **TOL) else
+            "it reads layer 0, the token layer, alone") +
+        ". What this test checks would hold of such a mix, which is no ELMo; it counts for "
+        "one that weighs every layer, gamma * sum_j s_j h_j")
 
 
 # --- ScalarMix -------------------------------------------------------------------------
@@ -135,6 +168,7 @@ def test_layer_norm_ignores_masked_positions(layer_weights):
 
 def test_a_constant_layer_normalises_to_zero_not_nan(layer_weights):
     """A constant layer has variance 0: with an epsilon under the root it gives 0, not nan."""
+    assert_mixes_the_layers(layer_weights.ScalarMix(3, do_layer_norm=True))
     layers = torch.stack([torch.full((2, 3, 4), 2.0), torch.randn(2, 3, 4)])
     mix = layer_weights.ScalarMix(2, do_layer_norm=True, initial_scalar_parameters=[5.0, -5.0])
     out = mix(layers)
@@ -146,6 +180,7 @@ def test_a_constant_layer_normalises_to_zero_not_nan(layer_weights):
 
 def test_layer_norm_without_a_mask_counts_every_position(layer_weights):
     """mask=None normalises as a mask of all True."""
+    assert_mixes_the_layers(layer_weights.ScalarMix(3, do_layer_norm=True))
     layers = torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(1))
     mix = layer_weights.ScalarMix(2, do_layer_norm=True)
     everything = torch.ones(3, 4, dtype=torch.bool)
@@ -157,6 +192,7 @@ def test_layer_norm_without_a_mask_counts_every_position(layer_weights):
 
 def test_mask_is_ignored_without_layer_norm(layer_weights):
     """Without layer norm, a mask changes nothing (as in AllenNLP)."""
+    assert_mixes_the_layers(layer_weights.ScalarMix(3))
     layers = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(2))
     mask = torch.tensor([True, True, False])
     mix = layer_weights.ScalarMix(2)
@@ -180,6 +216,7 @@ def test_gradients_reach_scalars_and_gamma_when_trainable(layer_weights):
 def test_frozen_mix_learns_nothing(layer_weights):
     """trainable=False: neither the scalars nor gamma require a gradient; the layers do."""
     mix = layer_weights.ScalarMix(3, initial_scalar_parameters=[1.0, 0.0, -1.0], trainable=False)
+    assert_mixes_the_layers(mix)
     assert not any(p.requires_grad for p in mix.parameters()), (
         "trainable=False should freeze the scalars and gamma together")
     layers = torch.randn(3, 4, 6, requires_grad=True)
@@ -197,6 +234,7 @@ def test_the_probe_classifies_the_mix_of_the_layers(layer_weights):
     """probe(layers): (N, num_classes) logits, an affine function of probe.mix(layers)."""
     torch.manual_seed(0)
     probe = layer_weights.ScalarMixProbe(num_layers=3, input_dim=4, num_classes=3)
+    assert_mixes_the_layers(probe)
     layers = torch.randn(3, 20, 4, generator=torch.Generator().manual_seed(6))
     layers[1] *= 5.0  # layers of different scales: normalising each one matters
     with torch.no_grad():
@@ -221,6 +259,7 @@ def test_the_probe_normalises_its_layers_unless_told_not_to(layer_weights):
     scaled = layers * torch.tensor([10.0, 0.5, 3.0]).view(3, 1, 1)
     torch.manual_seed(0)
     normalising = layer_weights.ScalarMixProbe(3, 4, 2)
+    assert_mixes_the_layers(normalising)
     with torch.no_grad():
         assert_close(normalising.mix(scaled), normalising.mix(layers),
                      "the probe's mix of rescaled layers", atol=1e-4, rtol=1e-4,
@@ -243,6 +282,7 @@ def test_fit_returns_the_mean_cross_entropy_before_each_step(layer_weights):
     layers, labels = _toy_task()
     torch.manual_seed(0)
     probe = layer_weights.ScalarMixProbe(3, 4, 3)
+    assert_mixes_the_layers(probe)
     with torch.no_grad():
         start = F.cross_entropy(probe(layers), labels).item()
     losses = probe.fit(layers, labels, epochs=4)
@@ -262,6 +302,7 @@ def test_adams_first_step_moves_every_parameter_by_lr(layer_weights, seed, lr):
     layers, labels = _toy_task(seed)
     torch.manual_seed(seed)
     probe = layer_weights.ScalarMixProbe(3, 4, 3)
+    assert_mixes_the_layers(probe)
     before = copy.deepcopy(probe)
     F.cross_entropy(before(layers), labels).backward()
     probe.fit(layers, labels, epochs=1, lr=lr)
@@ -294,6 +335,7 @@ def test_one_optimizer_serves_every_step_of_fit(layer_weights):
     lr = 0.5
     torch.manual_seed(0)
     start = layer_weights.ScalarMixProbe(3, 4, 3)
+    assert_mixes_the_layers(start)
     one, two = copy.deepcopy(start), copy.deepcopy(start)
     one.fit(layers, labels, epochs=1, lr=lr)
     two.fit(layers, labels, epochs=2, lr=lr)
@@ -320,6 +362,7 @@ def test_gradients_from_before_fit_play_no_part(layer_weights):
     layers, labels = _toy_task()
     torch.manual_seed(0)
     clean = layer_weights.ScalarMixProbe(3, 4, 3)
+    assert_mixes_the_layers(clean)
     stale = copy.deepcopy(clean)
     (stale(layers) ** 2).sum().backward()  # an earlier, unrelated backward pass
     clean_losses = clean.fit(layers, labels, epochs=3)
@@ -341,6 +384,7 @@ def test_fit_is_reproducible_and_lr_zero_changes_nothing(layer_weights):
     for _ in range(2):
         torch.manual_seed(3)
         probe = layer_weights.ScalarMixProbe(3, 4, 3)
+        assert_mixes_the_layers(probe)
         runs.append((probe.fit(layers, labels, epochs=5), probe.state_dict()))
     (first, state), (second, again) = runs
     assert first == second, f"two runs from the same seed gave {first} and {second}"

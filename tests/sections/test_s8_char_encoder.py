@@ -1,5 +1,11 @@
 """Section 8 (bonus): the character mapper, the character CNN's max-pool, the highway layers,
-and the biLM that reads characters: a layer 0 for any word, everything downstream as before."""
+and the biLM that reads characters: a layer 0 for any word, everything downstream as before.
+
+A property of what the encoder or the character biLM computes (padding changes nothing, no
+state kept, ...) holds as well of a token layer that gives every word one vector, or of
+layers that read each word alone, which is no ELMo: each test of one judges it only of an
+encoder that reads the characters (`assert_encodes_the_characters`) and a biLM that reads
+the sentence (`reading.assert_reads_the_sentence`)."""
 
 import pytest
 import torch
@@ -10,6 +16,7 @@ from torch.nn import functional as F
 from course.diagnose import assert_close
 
 from .devices import mixed_devices
+from .reading import assert_reads_the_sentence
 from .strategies import any_words, id_batches, id_sequences, letter_words
 
 TOL = dict(atol=1e-5, rtol=1e-4)
@@ -20,6 +27,20 @@ MARKERS = ("<s>", "</s>")
 
 def close(a, b):
     return a.shape == b.shape and torch.allclose(a, b, **TOL)
+
+
+def assert_encodes_the_characters(char_encoder, encoder):
+    """Three words of other characters, 'bank', 'river' and 'a', get three vectors."""
+    words = ["bank", "river", "a"]
+    with torch.no_grad():
+        vectors = encoder(char_encoder.words_to_chars(words))
+    alike = [(words[i], words[j]) for i, j in ((0, 1), (0, 2), (1, 2))
+             if close(vectors[i], vectors[j])]
+    assert not alike, (
+        f"{' and '.join(map(repr, alike[0]))} got one vector from the encoder, though their "
+        "characters differ. What this test checks would hold of an encoder that reads nothing "
+        "of the characters, which is no character CNN; it counts for one whose vector of a "
+        "word comes from that word's characters")
 
 
 @pytest.fixture(scope="module")
@@ -316,6 +337,7 @@ def test_the_maxima_go_through_a_relu_before_the_highway(char_encoder, encoder):
 @given(word=letter_words(5, 14))
 def test_padding_after_a_word_changes_nothing(char_encoder, encoder, word):
     """A word's vector is the same with no padding, padded to 16 and padded to 24."""
+    assert_encodes_the_characters(char_encoder, encoder)
     spelled = [char_encoder.words_to_chars([word], max_chars)
                for max_chars in (len(word) + 2, char_encoder.MAX_CHARS, 24)]
     tight, *padded = (encoder(chars) for chars in spelled)
@@ -339,7 +361,10 @@ def test_the_highway_output_is_projected(char_encoder, encoder):
 
 def test_the_encoder_works_on_the_device_of_its_input(char_encoder):
     """On the meta device (shapes, no values), module and characters: no tensor elsewhere."""
-    encoder = char_encoder.CharEncoder(4, char_dim=2, filters=((1, 2), (2, 2))).to("meta")
+    torch.manual_seed(0)
+    encoder = char_encoder.CharEncoder(4, char_dim=2, filters=((1, 2), (2, 2)))
+    assert_encodes_the_characters(char_encoder, encoder)
+    encoder = encoder.to("meta")
     chars = torch.zeros(3, char_encoder.MAX_CHARS, dtype=torch.long, device="meta")
     mixed = mixed_devices(lambda: encoder(chars))
     assert mixed is None, (
@@ -423,15 +448,21 @@ def test_a_words_layer_0_is_the_same_in_any_sentence(char_encoder, small):
     vectors = []
     for sentence in ("we sat on the bank", "the television was by the bank"):
         chars, lengths = m.sentence_chars([sentence])
-        vectors.append(small(chars, lengths).layers[0, -2, 0])
+        layer0 = small(chars, lengths).layers[0, :, 0]
+        vectors.append(layer0[-2])
+    assert not close(layer0[-2], layer0[-3]), (
+        "layer 0 of 'bank' is the vector of 'the': every word's layer 0 is one vector, so it "
+        "is the same in any sentence without reading the word. A word's layer 0 comes from "
+        "its characters, through the CharEncoder")
     assert torch.equal(vectors[0], vectors[1]), (
         "layer 0 of 'bank' changed with its sentence: each token is encoded from its own "
         "characters alone, however long the other tokens of the batch are")
 
 
 @given(batch=id_batches(120, max_batch=4, max_len=8))
-def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, batch):
+def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, vocabulary, batch):
     """Each sentence of a padded batch of word ids gets what it gets alone."""
+    assert_reads_the_sentence(small, len(vocabulary))
     ids, lengths = corpus.pad_batch(batch)
     together = small(ids, lengths)
     for b, sentence in enumerate(batch):
@@ -444,9 +475,10 @@ def test_padded_batch_equals_one_sentence_at_a_time(corpus, small, batch):
 
 
 @given(st.data())
-def test_no_direction_sees_the_token_it_predicts(small, data):
+def test_no_direction_sees_the_token_it_predicts(small, vocabulary, data):
     """Changing token k of sentence 0 leaves its forward states before k and its backward
     states after k unchanged."""
+    assert_reads_the_sentence(small, len(vocabulary))
     h = SMALL["hidden_dim"]
     length = data.draw(st.integers(3, 8), label="length")
     ids = torch.stack([torch.tensor(data.draw(id_sequences(120, length, length)))
@@ -463,8 +495,9 @@ def test_no_direction_sees_the_token_it_predicts(small, data):
         "vector must come from its own characters only, never from the other tokens")
 
 
-def test_same_input_twice_gives_identical_output(small):
+def test_same_input_twice_gives_identical_output(small, vocabulary):
     """Two calls on one input give bit-identical layers: nothing random in eval mode."""
+    assert_reads_the_sentence(small, len(vocabulary))
     ids = torch.tensor([[2], [40], [7], [3]])
     assert torch.equal(small(ids).layers, small(ids).layers), (
         "the same input gave different layers on a second call: nothing in the encoder may "
@@ -477,6 +510,7 @@ def test_train_bilm_trains_every_part_of_a_char_bilm(setup, char_encoder, corpus
     and moves every encoder parameter."""
     setup.set_seed(0)
     model = char_encoder.CharBiLM(vocabulary, **SMALL)
+    assert_reads_the_sentence(model, len(vocabulary))
     start = {name: p.detach().clone() for name, p in model.token_projection.named_parameters()}
     convolutions = {id(p) for c in model.token_projection.convolutions for p in c.parameters()}
     registered = {id(p) for p in model.parameters()}

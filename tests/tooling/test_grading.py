@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from course.concepts import concept_of, of_section
 from course.registry import ROOT, SECTIONS, find_section
 from course.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
 from grading import sandbox
@@ -71,6 +72,50 @@ def appended(source: str, code: str) -> str:
     return f"{source}\n\n{code.strip()}\n"
 
 
+# Two models that keep every interface and compute nothing a biLM does, where the learner
+# arranges the model (sections 3, 4, 7 and 8). embedding_only: each word's states come from
+# that word alone (affine maps for the LSTMs; each token a sentence of its own), the mix is
+# layer 0's alone, and the trainer reads every batch but never steps. constant_model: the
+# biLM reads none of the ids, the mix none of the layers, the character CNN none of the
+# characters, and the trainer no batch. The section tests alone decide what they earn
+# (tests/sections/reading.py says why that is next to nothing), so they are graded with the
+# class; DEGENERATE_KEEPS names the tests they may pass.
+MIX = "return self.gamma * sum(w * layer for w, layer in zip(self.weights, layers, strict=True))"
+CHAR_BILM_END = "highway_layers)\n        # END SOLUTION\n"
+TOKEN_ALONE = """
+    def forward(self, ids, lengths=None):  # each token read alone, a sentence of its own
+        lengths = self._check_input(ids, lengths)
+        alone = [BiLM.forward(self, ids[t : t + 1]) for t in range(ids.shape[0])]
+        real = (torch.arange(ids.shape[0]).unsqueeze(1) < lengths.unsqueeze(0)).unsqueeze(-1)
+        layers, forward, backward = (torch.cat(parts, dim=int(i == 0))
+                                     for i, parts in enumerate(zip(*alone)))
+        return type(alone[0])(layers * real, forward, backward)
+"""
+DEGENERATE = {
+    "embedding_only": {
+        "s3_bilm": edited("s3_bilm", *((
+            f"self.{direction}_lstms = nn.ModuleList(\n            nn.LSTM(",
+            f"self.{direction}_lstms = nn.ModuleList(\n            nn.Linear(")
+            for direction in ("forward", "backward")),
+            ("layer_output, _ = lstm(layer_input)",
+             "layer_output = torch.tanh(lstm(layer_input))")),
+        "s4_pretrain": edited("s4_pretrain", ("            optimizer.step()\n", "")),
+        "s7_layer_weights": edited("s7_layer_weights", (MIX, "return self.gamma * layers[0]")),
+        "s8_char_encoder": edited("s8_char_encoder", (CHAR_BILM_END, CHAR_BILM_END + TOKEN_ALONE)),
+    },
+    "constant_model": {
+        "s3_bilm": edited("s3_bilm", ("self.token_projection(self.embedding(ids))",
+                                      "self.token_projection.bias.expand(*ids.shape[:2], -1)")),
+        "s4_pretrain": edited("s4_pretrain", (
+            "optimizer.zero_grad()\n            loss = bilm_loss(model(ids, lengths), ids, lengths)"
+            "\n            loss.backward()\n            optimizer.step()\n", "pass\n")),
+        "s7_layer_weights": edited("s7_layer_weights", (
+            MIX, "return self.gamma * self.weights.sum() * torch.ones_like(layers[0])")),
+        "s8_char_encoder": edited("s8_char_encoder", (
+            "flat = chars.reshape(-1, chars.shape[-1])  # (N, C)",
+            "return self.projection.bias.expand(*chars.shape[:-1], -1)")),
+    },
+}
 SAMPLES = {  # broken, not hostile: graded wherever the grader runs
     "partly_done": {"s1_setup": REFERENCE["s1_setup"], "s2_corpus": edited(
         "s2_corpus", ("_WORD.findall(text.lower())", "_WORD.findall(text)"))},
@@ -89,6 +134,7 @@ SAMPLES = {  # broken, not hostile: graded wherever the grader runs
         "s1_setup": appended(REFERENCE["s1_setup"],
                              "_hoard = torch.empty(6 << 30, dtype=torch.uint8)"),
         "s2_corpus": appended(REFERENCE["s2_corpus"], 'print("x" * (80 << 20))')},
+    **DEGENERATE,
 }
 WAITING = {  # graded in the interrupted run, section 1 only: they wait for a timeout
     "infinite_loop": {"s1_setup": injected("s1_setup", "def set_seed(seed: int) -> None:",
@@ -519,6 +565,33 @@ def test_links_at_the_top_of_a_submission_are_not_followed(graded):
     for name in ("linked_folder", "linked_zip", "linked_module"):
         result = graded["by_name"][name]
         assert result["score"] == 0 and "is a link" in result["sections"][0]["reason"], name
+
+
+DEGENERATE_KEEPS = {  # the concepts (course/concepts.toml) and tests they may pass: what
+    # they keep right (shapes, registered weights, the loss, the log, the mix's starting
+    # weights, the character mapper, the highway, the encoder that section 8's token-alone
+    # biLM keeps) and the section's other functions
+    "bilm": {"reverse-within-lengths", "stacks-of-layers", "padding-embedding",
+             "test_seed_key_shapes"},
+    "pretrain": {"shifted-targets", "loss-ignores-padding", "test_the_progress_bar_and_the_log"},
+    "layer_weights": {"softmax-weights", "test_starts_uniform_with_gamma_one",
+                      "test_the_scalars_and_gamma_are_registered_parameters"},
+    "char_encoder": {concept.id for concept in of_section(find_section("char_encoder").number)
+                     if concept.id != "char-bilm-unchanged"},
+}
+
+
+def test_a_degenerate_model_passes_no_test_of_what_it_computes(graded):
+    """Each passes what it keeps right (some: it runs), and no test of what the model, the
+    trainer, the mix or the encoder computes: the points of those are not theirs."""
+    for name in DEGENERATE:
+        for key, keeps in DEGENERATE_KEEPS.items():
+            found, number = section(graded["by_name"][name], key), find_section(key).number
+            passed = {test.split("[")[0] for test, status in statuses(found).items()
+                      if status == PASSED}
+            assert passed and not {test for test in passed if test not in keeps
+                                   and concept_of(number, test).id not in keeps}, (name, key)
+            assert found["score"] < find_section(key).points, (name, key)
 
 
 # --- the hostile class: held, or flagged with no credit ------------------------------------
