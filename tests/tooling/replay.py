@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import sys
 from collections import Counter
 from importlib.metadata import version
@@ -58,9 +59,17 @@ def _environment() -> bytes:
 
 
 def _input_files() -> list[Path]:
-    files = [path for top in INPUT_DIRS for path in (ROOT / top).rglob("*")
-             if path.is_file() and "__pycache__" not in path.parts and path != RECORD]
-    return sorted([*files, *(ROOT / name for name in INPUT_FILES if (ROOT / name).exists())])
+    """The files of INPUT_DIRS and INPUT_FILES that git does not ignore (a tool's cache, as
+    ruff's, is no input), or every file there outside a git checkout."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard", "--", *INPUT_DIRS, *INPUT_FILES],
+                            cwd=ROOT, capture_output=True)
+    if listed.returncode == 0:
+        files = [ROOT / name for name in listed.stdout.decode().split("\0") if name]
+    else:
+        files = [*(path for top in INPUT_DIRS for path in (ROOT / top).rglob("*")
+                   if "__pycache__" not in path.parts), *(ROOT / name for name in INPUT_FILES)]
+    return sorted({path for path in files if path.is_file() and path != RECORD})
 
 
 def digests(test_files: set[Path]) -> dict[Path, str]:
