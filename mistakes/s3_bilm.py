@@ -197,6 +197,15 @@ MISTAKES = [
         edits=[Edit("BiLM._run_stack", "layer_input = layer_output\n", "")],
     ),
     Mistake(
+        "top-layer-read-as-every-layer",
+        "each direction's stack runs through, and its top output is given as every layer: "
+        "layer 1 is layer 2, as from one nn.LSTM(num_layers=2)",
+        caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",
+        edits=[Edit("BiLM._run_stack", "            outputs.append(layer_output)\n", ""),
+               Edit("BiLM._run_stack", "        return outputs\n",
+                    "        return [layer_input for _ in lstms]\n")],
+    ),
+    Mistake(
         "no-residual",
         "the second LSTM layer's output is used without adding its input",
         caught_by="test_layer_2_adds_layer_1_and_layer_1_adds_nothing",

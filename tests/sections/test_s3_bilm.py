@@ -191,6 +191,10 @@ def test_layer_2_adds_layer_1_and_layer_1_adds_nothing(setup, bilm):
     for name, half in [("forward", slice(None, h)), ("backward", slice(h, None))]:
         first = parameters_behind(fresh, ids, lambda out, half=half: out.layers[1, ..., half])
         second = parameters_behind(fresh, ids, lambda out, half=half: out.layers[2, ..., half])
+        assert second - first, (
+            f"the {name} half of layer 2 depends on no weight that layer 1 does not: layer 1 "
+            "is the first LSTM's output and layer 2 the second's (plus layer 1), so layer 2 "
+            "has weights of its own; is one stack's top output read as both layers?")
         for zeroed, check in [(second - first, "layer 2"), (first, "layer 1")]:
             silent = copy.deepcopy(fresh)
             with torch.no_grad():
