@@ -104,7 +104,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in slow:  # the recorder keeps what passes, and forgets what fails, by it
         item.user_properties.append((DIGEST_KEY, found[item.path]))
     if config.getoption("--check-all"):
-        wanted = set(REPLAYED.read_text().split()) if REPLAYED.exists() else set()
+        wanted = set(REPLAYED.read_text().splitlines()) if REPLAYED.exists() else set()
         kept = [item for item in items
                 if item.get_closest_marker("check_all") or item.nodeid in wanted]
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])

@@ -151,7 +151,7 @@ def describe(runs: list[CommandRun]) -> list[str]:
         lines += [f"  slowest tooling test files of make check (their tests, fixtures "
                   f"included, over {TOOLING_TIMES.relative_to(ROOT)}):"]
         lines += [f"    {name:<44} {seconds:6.1f} s" for name, seconds in slowest_test_files()]
-        replayed = REPLAYED.read_text().split() if REPLAYED.exists() else []
+        replayed = REPLAYED.read_text().splitlines() if REPLAYED.exists() else []
         lines += [f"  {len(replayed)} slow tests replayed, not run: they passed at the same "
                   f"inputs ({REPLAYED.relative_to(ROOT)}, tests/tooling/replay.py)"]
     return lines
