@@ -2,7 +2,6 @@
 they share once for all of `make check`'s test processes."""
 
 import fcntl
-import hashlib
 import os
 import shutil
 import signal
@@ -31,9 +30,6 @@ SHARED_DIR = BUILD_DIR / "tooling-shared"
 # The grader's work folder that the others copy its preparation from (`grading_work_dir`).
 GRADER_PREPARED = BUILD_DIR / "grading-prepared"
 SOLUTION_RESULTS = BUILD_DIR / "results-solutions.json"  # `make test-solutions` writes it
-# What a shared folder is made from: the course's code and data, never its prose.
-CODE = ("course", "analyses", "solutions", "exercises", "tools", "grading", "tests", "mistakes",
-        "notebooks", "data", "requirements")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -42,16 +38,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "test's message, the docs) can break: `make check-all` runs it, `make check` does not "
         "(README says why)")
     replay.register(config)
-
-
-def code_digest() -> str:
-    """A digest of every file of CODE and the course's settings: what made a shared folder."""
-    digest = hashlib.sha256()
-    files = [p for top in CODE for p in sorted((ROOT / top).rglob("*"))
-             if p.is_file() and "__pycache__" not in p.parts]
-    for path in [*files, ROOT / "course.toml", ROOT / "pytest.ini"]:
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def fresh_solution_results() -> Path | None:
@@ -78,9 +64,9 @@ def locked(name: str) -> Iterator[None]:
 def shared_folder(name: str, make: Callable[[Path], None]) -> Path:
     """The folder that `make(folder)` fills, made once under a lock by the first of `make
     check`'s test processes to ask and read by the others, and kept for later runs while
-    the code it was made from (`code_digest`) is the same: two test files, in two processes,
-    that read one slow result (the demo's) pay for it once."""
-    folder = SHARED_DIR / f"{name}-{code_digest()}"
+    what it was made from (`replay.course_digest`) is the same: two test files, in two
+    processes, that read one slow result (the demo's) pay for it once."""
+    folder = SHARED_DIR / f"{name}-{replay.course_digest()}"
     with locked(name):
         if not folder.exists():
             for stale in SHARED_DIR.glob(f"{name}-*"):

@@ -72,13 +72,25 @@ def _input_files() -> list[Path]:
     return sorted({path for path in files if path.is_file() and path != RECORD})
 
 
-def digests(test_files: set[Path]) -> dict[Path, str]:
-    """Each test file's inputs' digest: every input file, of the tooling tests its own."""
+def _course():
+    """The digest of every input file but the tooling tests' own files, and the environment."""
     shared = hashlib.sha256(_environment())
     for path in _input_files():
         if path.parent == TOOLING_TESTS and path.name.startswith("test_"):
             continue
         shared.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return shared
+
+
+def course_digest() -> str:
+    """What a tooling test's result or a shared folder (conftest.shared_folder) is made from,
+    beside a test file of its own."""
+    return _course().hexdigest()[:16]
+
+
+def digests(test_files: set[Path]) -> dict[Path, str]:
+    """Each test file's inputs' digest: every input file, of the tooling tests its own."""
+    shared = _course()
     found = {}
     for test_file in test_files:
         digest = shared.copy()
