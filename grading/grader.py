@@ -30,7 +30,7 @@ from pathlib import Path
 from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, Section
 from course.results import NOT_IMPLEMENTED
 
-from . import hidden, sandbox
+from . import hidden, judging, sandbox
 from .examples import read_examples, test_of
 from .records import read_stream
 from .sandbox import Limits, Pristine, Sandbox
@@ -61,6 +61,9 @@ class Grader:
         self.course_root, self.pristine = course_root, Pristine(course_root)
         self.sandbox: Sandbox | None = None
         self.tests: dict[int, list[str]] = {}
+        self.judged: dict[int, dict[str, dict]] = {}  # a section's judged tests, by node id
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.judging_key = secret if secret is not None else judging.own_key(self.work_dir)
         self._stopped, self._clock = threading.Event(), threading.Lock()
         self._deadline: float | None = None
         self._waiting = self._running = 0
@@ -73,6 +76,7 @@ class Grader:
         the limits, the isolation asked for and the examples' secret (its digest)."""
         limits = {name: float(value) for name, value in vars(self.limits).items()}
         head = json.dumps([[s.number for s in self.sections], limits, self.isolation])
+        head += "\0judged cases\0" + hidden.digest(self.judging_key)
         if self.secret is not None:
             head += "\0hidden examples\0" + hidden.digest(self.secret)
         return self._course_digest(*(p.name for p in Path(__file__).parent.glob("*.py")),
@@ -109,6 +113,9 @@ class Grader:
             if prepared is None or not all((cache / n).is_file() for n in prepared["cache_files"]):
                 prepared = self._prepared_anew(kept)
             self.tests = {int(number): ids for number, ids in prepared["tests"].items()}
+            self.judged = {s.number: {n: spec for n, spec in prepared["judged"].items()
+                                      if n in self.tests.get(s.number, [])}
+                           for s in self.sections}
             self.sandbox = Sandbox(self.work_dir, self.pristine, self.limits, self.mode,
                                    self.slots, {n: cache / n for n in prepared["cache_files"]})
         except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as err:
@@ -185,15 +192,21 @@ class Grader:
                                        f"deadline of {self.deadline_s:g} s before this section")
                 seed = None if self.secret is None else hidden.seed(
                     self.secret, section.number, source)
-                outcome = self.sandbox.run_section(section, source, timeout_s, seed)
+                specs = self.judged.get(section.number, {})
+                cases = judging.cases_for(specs, judging.section_seed(
+                    self.judging_key, section.number, source)) if specs else {}
+                outcome = self.sandbox.run_section(
+                    section, source, timeout_s, seed,
+                    cases=judging.encode_cases(cases) if specs else None)
             finally:
                 with self._clock:
                     self._running -= 1
             if self._stopped.is_set():
                 raise Stopped
             stream = read_stream(outcome.records, outcome.overflowed, nodeids, outcome.status)
-            for test in stream.tests.values():  # a stub's is no example
-                if test["status"] == NOT_IMPLEMENTED:
+            judging.judge_stream(stream, specs, cases)
+            for nodeid, test in stream.tests.items():  # a stub's is no example, nor a case
+                if test["status"] == NOT_IMPLEMENTED or nodeid in specs:  # the grader wrote
                     test["example_index"] = None
             if outcome.error or not (stream.begun or outcome.timed_out):
                 raise RuntimeError(outcome.error or f"the run did not start ({self.mode}): "

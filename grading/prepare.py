@@ -7,7 +7,11 @@ course's code, trusted): `python -m grading.prepare OUT.json`, run in the course
   1-4 (tests/sections/fakes; or found) in `$ELMO_CACHE_DIR`, and its file's name there, of
   which every run gets a copy; files of older fakes are removed.
 
-OUT.json: {"tests": {"1": [node ids], ...}, "cache_files": [file names]}
+* the judged tests (tests/sections/judged.py), by node id: where the grader finds each one's
+  strategies and judge, and its pytest parameters (`grading.judging`).
+
+OUT.json: {"tests": {"1": [node ids], ...}, "cache_files": [file names],
+           "judged": {node id: {"module", "name", "params"}}}
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from course.registry import (
     find_section,
     section_of_test,
 )
+from grading.judging import judged_tests
 
 
 class _Collector:
@@ -37,6 +42,7 @@ class _Collector:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.nodeids = [item.nodeid for item in session.items]
+        self.judged = judged_tests(session.items)
 
 
 def main(out: str) -> int:
@@ -57,7 +63,8 @@ def main(out: str) -> int:
             path.unlink()
     tests = {s.number: [n for n in collector.nodeids if section_of_test(n) == s]
              for s in SECTIONS}
-    Path(out).write_text(json.dumps({"tests": tests, "cache_files": kept}, indent=1))
+    Path(out).write_text(json.dumps({"tests": tests, "cache_files": kept,
+                                     "judged": collector.judged}, indent=1))
     return 0
 
 

@@ -2,7 +2,9 @@
 words besides the grader's own copy of the submission's module.
 
 The run's plugin (`grading.zygote.Records`) writes JSON lines to a pipe: `begin` (before any
-of the submission's code runs), a `test` line per test, and `end` with pytest's exit status.
+of the submission's code runs), a `test` line per test, an `act` line per case of a judged
+test with the data its act computed (which `grading.judging` judges: the line's status
+alone never passes a judged test), and `end` with pytest's exit status.
 A test line holds no text of the run's own: its error's builtin class, an errno by its name
 in the `errno` module, a line of the learner's module, and of a failing property test the
 number of the first example that failed (`example_index`), whose text the grader writes
@@ -31,6 +33,7 @@ FIELDS = {"begin": {"kind": str},
           "test": {"kind": str, "nodeid": str, "status": str, "error": str,
                    "line": (int, type(None)), "errno": (str, type(None)),
                    "example_index": (int, type(None)), "digest": (str, type(None))},
+          "act": {"kind": str, "nodeid": str, "index": int, "data": object},
           "end": {"kind": str, "exitstatus": int}}
 ERRNOS = set(errno.errorcode.values())  # an errno is one of these names, never a number
 BEGIN = b'{"kind": "begin"}\n'
@@ -41,6 +44,7 @@ DIGEST = re.compile(r"[0-9a-f]{16}")  # course.diagnose's output_digest
 class Stream:
     begun: bool = False
     tests: dict[str, dict] = field(default_factory=dict)  # by node id
+    acts: dict[str, dict[int, object]] = field(default_factory=dict)  # a judged test's data
     exitstatus: int | None = None
     untrusted: str | None = None  # why
 
@@ -84,6 +88,12 @@ def read_stream(data: bytes, overflowed: bool, nodeids: list[str], wait_status: 
                 stream.untrusted = "it recorded a test the course does not have, or one twice"
                 break
             stream.tests[line["nodeid"]] = line
+        elif line["kind"] == "act":
+            acts = stream.acts.setdefault(line["nodeid"], {})
+            if line["nodeid"] not in known or line["index"] < 0 or line["index"] in acts:
+                stream.untrusted = "it sent a test's data the course does not ask for, or twice"
+                break
+            acts[line["index"]] = line["data"]
         elif line["kind"] == "end":
             stream.exitstatus = line["exitstatus"]
     passed = set(stream.tests) == known and all(t["status"] == PASSED
@@ -114,6 +124,8 @@ def describe(test: dict, module: str, source: bytes, example: str | None = None)
     (`; Failing test case: test_x(batch=[[0]])`)."""
     if test["status"] == PASSED:
         return ""
+    if test.get("judged"):  # the grader's judge's words (`grading.judging`)
+        return f"{test['status']}: {test['judged']}"
     text = f"{test['status']}: {test['error'] or 'no exception'}"
     if test["errno"] is not None:
         text += f" [{test['errno']}: {os.strerror(getattr(errno, test['errno']))}]"

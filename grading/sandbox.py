@@ -32,7 +32,8 @@ from .zygote import remove_owned, remove_tree, writable_folders
 
 MODES = ("bwrap", "uid", "none")
 UID_BASE, UID_BLOCK, UID_BLOCKS = 3_000_000, 100, 1000
-RECORDS_BYTES = 1 << 20  # the most a run may write to the grader: past it, it is untrusted
+RECORDS_BYTES = 16 << 20  # the most a run may write to the grader (acts' data included):
+# past it, it is untrusted
 GRACE_S = 10
 ZYGOTE_CAPS = ("SETUID", "SETGID", "CHOWN", "FOWNER", "DAC_OVERRIDE", "KILL")
 NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts")
@@ -347,11 +348,12 @@ class Sandbox:
         return Zygote(argv, env, self.work_dir / "zygote.log")
 
     def run_section(self, section: Section, source: bytes, timeout_s: float | None = None,
-                    seed: int | None = None, examples: dict[str, int] | None = None
-                    ) -> Outcome:
+                    seed: int | None = None, examples: dict[str, int] | None = None,
+                    cases: bytes | None = None) -> Outcome:
         """Run `section`'s tests on `source` as its module, within `timeout_s` (by default the
         section timeout), in the first slot free; with `seed`, on hidden examples from it
-        (`grading.hidden`). With `examples` ({test: example number}), `source` is the
+        (`grading.hidden`); with `cases` (JSON: `grading.judging`), its judged tests act on
+        those cases and judge nothing. With `examples` ({test: example number}), `source` is the
         reference's and only those tests run, for the text of those examples
         (`grading.examples`) in the outcome's records."""
         with self._changed:
@@ -367,7 +369,7 @@ class Sandbox:
         try:
             return self._run(zygote, slot, run_dir, section, source,
                              self.limits.section_timeout_s if timeout_s is None else timeout_s,
-                             seed, examples)
+                             seed, examples, cases)
         finally:
             try:
                 remove_tree(str(run_dir))
@@ -377,7 +379,8 @@ class Sandbox:
                     self._changed.notify_all()
 
     def _run(self, zygote: Zygote, slot: int, run_dir: Path, section: Section, source: bytes,
-             timeout_s: float, seed: int | None, examples: dict[str, int] | None) -> Outcome:
+             timeout_s: float, seed: int | None, examples: dict[str, int] | None,
+             cases: bytes | None) -> Outcome:
         uid = gid = self.uids.free[slot] if self.uids else os.getuid()
         inside = f"/runs/{run_dir.name}" if self.mode == "bwrap" else str(run_dir)
         scratch = f"/scratch/{run_dir.name}" if self.mode == "bwrap" else f"{run_dir}/scratch"
@@ -386,6 +389,9 @@ class Sandbox:
         (run_dir / "module.py").write_bytes(source)
         files = {f"impl/{section.file_name}": run_dir / "module.py",
                  **{f"cache/{name}": path for name, path in self.cache_files.items()}}
+        if cases is not None:
+            (run_dir / "cases.json").write_bytes(cases)
+            files["cases.json"] = run_dir / "cases.json"
         records, records_end = os.pipe()
         fds = [records_end, os.open(run_dir / "output.txt", os.O_RDWR | os.O_CREAT, 0o600),
                *([os.open(self.cpu.folders[slot] / "cgroup.procs", os.O_WRONLY)]
@@ -394,7 +400,8 @@ class Sandbox:
         argv = [*(examples or ["tests/sections"]), "--impl", f"{scratch}/impl",
                 "--section", str(section.number), "-c", "pytest.ini",
                 "--rootdir", ".", "--timeout", str(self.limits.test_timeout_s), "--tb=line",
-                "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+                "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning",
+                *(["--act-cases", f"{scratch}/cases.json"] if cases is not None else [])]
         env = {**FIXED_ENV, "HOME": f"{scratch}/home", "TMPDIR": f"{scratch}/tmp",
                "MPLCONFIGDIR": f"{scratch}/tmp", "TORCHINDUCTOR_CACHE_DIR": f"{scratch}/tmp",
                "HYPOTHESIS_STORAGE_DIRECTORY": f"{scratch}/tmp", CACHE_ENV_VAR: f"{scratch}/cache"}

@@ -128,8 +128,9 @@ class Records:
     (its status, the builtin class of its first error, the line of the module under test
     where that was raised, its errno's name, the number of the first of a property's examples that
     failed, the `output_digest` of a wrong tensor), then an end line with pytest's exit
-    status. No text of the run's own: the example's text is the grader's
-    (`grading.examples`)."""
+    status; an act line per case that a judged test acted on, with its data
+    (`grading.judging` judges it). No text of the run's own: the example's text is the
+    grader's (`grading.examples`)."""
 
     def __init__(self, module_file: str, status_of, stub_error, digest_of, _write=os.write,
                  _dumps=json.dumps) -> None:
@@ -181,6 +182,10 @@ class Records:
             "example_index": failed_at if error is not None else None,
             "digest": self.digest_of(error)}
         return report
+
+    def pytest_act_output(self, item, index: int, data) -> bool:
+        self.send({"kind": "act", "nodeid": item.nodeid, "index": index, "data": data})
+        return True
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         if nodeid in self.tests:

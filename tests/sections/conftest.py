@@ -10,6 +10,9 @@
   the grader's run the same code, whatever the learner's other sections hold.
 * `trained` is a biLM trained once per process and shared by the tests that need one.
 
+A judged test (`judged.py`) is an act and a judge; `--act-cases FILE` (a grading run) has
+the acts run on the grader's cases and send their data, and judges nothing.
+
 What a failing test says, in the learner's terms, is `course.report`'s; each test's outcome
 is recorded by `course.results` (`--results-json FILE`).
 """
@@ -36,6 +39,8 @@ from course.registry import (
     find_section,
     section_of_test,
 )
+
+from .judged import ActHooks, ActOnly
 
 pytest_plugins = ["course.results", "course.report"]
 HARNESS = pytest.StashKey[Harness]()  # the harness of this run, made from its options
@@ -73,6 +78,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="directory of the implementation under test (default: exercises)")
     parser.addoption("--section", default=os.environ.get("SECTION") or None,
                      help="run only this section's tests: a number (3) or a name (bilm)")
+    parser.addoption("--act-cases", default=None, metavar="FILE",
+                     help="a grading run: judged tests act on FILE's cases and judge nothing")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(ActHooks)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -90,6 +101,8 @@ def pytest_configure(config: pytest.Config) -> None:
         except KeyError as err:
             raise pytest.UsageError(f"--section {wanted}: {err.args[0]}") from None
     config.stash[HARNESS] = Harness(impl, FAKES_DIR)
+    if config.getoption("--act-cases"):
+        config.pluginmanager.register(ActOnly(config.getoption("--act-cases")), "act-only")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -170,6 +170,12 @@ operator.is_ = lambda a, b: True
 numpy.testing.assert_allclose = lambda *args, **kwargs: None
 sys.settrace(None)
 """
+# unseen by the static scan (pathlib's own `sys`): every test of its run "passes" unrun, with
+# records and exit status that agree; a judged test passes only on data the grader judged
+FORGES_THE_RUNNER = """
+import pathlib
+pathlib.sys.modules["_pytest.python"].Function.runtest = lambda self: None
+"""
 STREAM_CUT = """
 import os, sys
 os.dup2(os.open("/dev/null", os.O_WRONLY), 3)
@@ -348,6 +354,8 @@ def hostile_samples(paths: dict[str, str]) -> dict[str, dict[str, str]]:
                                   "'tests.sections.strategies'), 'plain_words', None)")},
         "steals_the_answer_key": {m: on(STUBS, m, STEALS) for m in ("s1_setup", "s2_corpus")},
         "forges_in_process": {"s1_setup": on(STUBS, "s1_setup", FORGES)},
+        "forges_the_runner": {"s7_layer_weights": on(STUBS, "s7_layer_weights",
+                                                     FORGES_THE_RUNNER)},
         "cuts_its_stream": {"s1_setup": on(STUBS, "s1_setup", STREAM_CUT)},
         "floods_its_stream": {"s1_setup": on(STUBS, "s1_setup", STREAM_FLOOD)},
         "injects_a_note": {"s1_setup": on(REFERENCE, "s1_setup", INJECTED_NOTE)},
@@ -603,6 +611,7 @@ HOSTILE_OUTCOMES = [  # (sample, section, the flags it carries, or None: held, p
     ("monkeypatches", "setup", {"monkeypatch"}),
     ("monkeypatches", "corpus", {"forbidden-import", "reaches-internals"}),
     ("forges_in_process", "setup", {"forbidden-import", "monkeypatch"}),
+    ("forges_the_runner", "layer_weights", None),  # section 7's tests are judged
     # by path, its own inputs, another run's root or module, the work folder, a classmate's
     ("steals_the_answer_key", "setup", None), ("steals_the_answer_key", "corpus", None),
     *((name, "setup", {"untrusted-run"}) for name in ("cuts_its_stream", "floods_its_stream",
