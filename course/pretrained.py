@@ -35,10 +35,12 @@ def _cache_dir() -> Path | None:
     return Path(setting) if setting else None
 
 
-def pretrained(package: ModuleType, characters: bool = False) -> SimpleNamespace:
+def pretrained(package: ModuleType, characters: bool = False, cache: Path | None = None
+               ) -> SimpleNamespace:
     """`.model` (a fresh copy each call, on CPU), `.word2idx`, `.idx2word`, `.history`,
     `.cpu_seconds` (what its training took, when it trained; None in an older cache); with
-    `characters`, section 8's `CharBiLM` rather than the `BiLM`."""
+    `characters`, section 8's `CharBiLM` rather than the `BiLM`; `cache`: the cache's
+    folder, rather than `$ELMO_CACHE_DIR`'s."""
     setup, corpus, bilm, pretrain = (Harness.module(package, s) for s in SECTIONS[:4])
     sections = [*SECTIONS[:4], *([find_section("char_encoder")] if characters else [])]
     corpus_digest = hashlib.sha256(_CORPUS_FILE.read_bytes()).hexdigest()
@@ -53,7 +55,7 @@ def pretrained(package: ModuleType, characters: bool = False) -> SimpleNamespace
             model, recipe = char_encoder.CharBiLM(idx2word), char_encoder.CHAR_RECIPE
         else:
             model, recipe = bilm.BiLM(len(word2idx)), pretrain.DEFAULT_RECIPE
-        cache = _cache_dir()
+        cache = cache or _cache_dir()
         name = "char-bilm" if characters else "bilm"
         path = cache / f"{name}-{key}.pt" if cache else None
         if path and path.exists():

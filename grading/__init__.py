@@ -6,7 +6,6 @@
 
 `cli` is the command, `grader` grades section by section in a `sandbox`, whose `zygote`
 forks each run; `judging` draws the judged tests' cases and judges what the run computed;
-`records`, `scan` and `scoring` make a run's result, `outputs` its table and
-files; `hidden` and `examples` give the hidden examples of `--secret-file`; `report` and
-`similarity` read a class. See docs/instructors.md.
+`records`, `scan` and `scoring` make a run's result, `outputs` its table and files; `report`
+and `similarity` read a class. See docs/instructors.md.
 """

@@ -4,9 +4,9 @@ A SUBMISSION is a folder holding `exercises/` (or the section modules themselves
 of one. Results are kept in the work folder as each submission finishes, so the same command
 again resumes. With --previous, a regrade is previewed (`grading.regrade`): nothing is
 exported while a submission's scores or statuses would change, unless --accept-changes.
-With --secret-file, the property tests run on hidden examples (`grading.hidden`): more of
-them, from a seed that the file's secret gives each section; the secret and the seeds reach no
-output or report.
+The judged tests' cases are drawn for each module from a key (`grading.judging`): the file's
+secret with --secret-file (the same cases on any grader of the term), else one the grader
+keeps in its work folder; neither key nor seed reaches an output or report.
 See docs/instructors.md.
 """
 
@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from course.registry import ROOT, SECTIONS, Section, find_section
 
-from . import hidden, outputs, regrade
+from . import judging, outputs, regrade
 from .grader import MODES, Grader, GraderError
 from .sandbox import Limits
 from .store import Store, write_atomically
@@ -79,10 +79,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--accept-changes", action="store_true",
                    help="with --previous: export the new results even where they change")
     p.add_argument("--secret-file", type=Path, metavar="FILE",
-                   help="hidden examples: the term's secret (at least "
-                   f"{hidden.SECRET_MIN_BYTES} bytes) seeds each section's property tests, "
-                   f"which run under hypothesis's {hidden.PROFILE!r} profile; the secret "
-                   "reaches no report (default: the examples the learners see)")
+                   help="the term's secret (at least "
+                   f"{judging.SECRET_MIN_BYTES} bytes): the key from which each module's cases "
+                   "are drawn, on any grader; it reaches no report (default: a key kept in "
+                   "the work folder)")
     return p
 
 
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     secret = None
     if args.secret_file:
         try:
-            secret = hidden.read_secret(args.secret_file)
+            secret = judging.read_secret(args.secret_file)
         except (OSError, ValueError) as err:
             parser().error(f"--secret-file: {err}")
     previous = None
@@ -149,7 +149,7 @@ def grade(args: argparse.Namespace, sections: list[Section], previous: list | No
     settings = {"sections": [s.number for s in sections], "limits": vars(limits),
                 "isolation": args.isolation, "settings_key": grader.settings_key}
     if secret is not None:
-        settings["examples"] = "hidden"
+        settings["cases"] = "drawn from the term's secret"
     done: list = []
     bar = tqdm(total=len(submissions) * len(sections), desc="grading", unit="section",
                disable=True if args.quiet else None, file=sys.stderr)

@@ -5,10 +5,9 @@ section is graded; what the store holds for the same bytes under the same settin
 graded again, and a module that several submissions hold byte for byte (an untouched stub) is
 run once. Before it runs anything it `prepare`s: it checks the isolation asked for and, in a
 child of its own (the course's code, trusted), collects the tests and has the biLM that the
-tests of sections 5 and 6 read trained by the tests' fakes of the other sections. With a
-secret, each run draws hidden examples from its own seed (`grading.hidden`), and where a
-property test fails the reference runs on the same examples, for the text of the one it
-failed on (`grading.examples`). With a `deadline`, each run gets its share of the time left.
+tests of sections 5 and 6 read trained by the tests' fakes of the other sections. Each run
+acts on cases the grader drew for its module, and the grader judges what it computed
+(`grading.judging`). With a `deadline`, each run gets its share of the time left.
 A section that the grader itself failed to grade (an internal error) is reported but never
 stored, so that the same command grades it again.
 """
@@ -27,11 +26,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, Section
-from course.results import NOT_IMPLEMENTED
+from course.registry import CACHE_ENV_VAR, ROOT, Section
 
-from . import hidden, judging, sandbox
-from .examples import read_examples, test_of
+from . import judging, sandbox
 from .records import read_stream
 from .sandbox import Limits, Pristine, Sandbox
 from .scan import Flag, scan_files, scan_module
@@ -56,13 +53,13 @@ class Grader:
                  course_root: Path = ROOT, secret: bytes | None = None) -> None:
         self.work_dir, self.sections = Path(work_dir).resolve(), sections
         self.cache = self.work_dir / "cache"  # the fakes' biLM, trained once
-        self.secret = secret  # hidden examples (`grading.hidden`) when given
         self.limits, self.isolation, self.deadline_s = limits or Limits(), isolation, deadline_s
         self.course_root, self.pristine = course_root, Pristine(course_root)
         self.sandbox: Sandbox | None = None
         self.tests: dict[int, list[str]] = {}
         self.judged: dict[int, dict[str, dict]] = {}  # a section's judged tests, by node id
         self.work_dir.mkdir(parents=True, exist_ok=True)
+        # the judged tests' cases: the term's secret, or the grader's own key
         self.judging_key = secret if secret is not None else judging.own_key(self.work_dir)
         self._stopped, self._clock = threading.Event(), threading.Lock()
         self._deadline: float | None = None
@@ -73,12 +70,10 @@ class Grader:
     @property
     def settings_key(self) -> str:
         """Changes whenever a result could: the course's files and the grader's, the sections,
-        the limits, the isolation asked for and the examples' secret (its digest)."""
+        the limits, the isolation asked for and the key of the judged tests' cases (its digest)."""
         limits = {name: float(value) for name, value in vars(self.limits).items()}
         head = json.dumps([[s.number for s in self.sections], limits, self.isolation])
-        head += "\0judged cases\0" + hidden.digest(self.judging_key)
-        if self.secret is not None:
-            head += "\0hidden examples\0" + hidden.digest(self.secret)
+        head += "\0judged cases\0" + judging.digest(self.judging_key)
         return self._course_digest(*(p.name for p in Path(__file__).parent.glob("*.py")),
                                    head=head)
 
@@ -116,6 +111,7 @@ class Grader:
             self.judged = {s.number: {n: spec for n, spec in prepared["judged"].items()
                                       if n in self.tests.get(s.number, [])}
                            for s in self.sections}
+            judging.use_cache(cache)
             self.sandbox = Sandbox(self.work_dir, self.pristine, self.limits, self.mode,
                                    self.slots, {n: cache / n for n in prepared["cache_files"]})
         except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as err:
@@ -150,20 +146,6 @@ class Grader:
             digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         return digest.hexdigest()
 
-    def _example_texts(self, section: Section, stream, seed: int, timeout_s: float | None
-                       ) -> dict[str, str]:
-        """{node id: the text of the hidden example it failed on}, of the failing property
-        tests of a run on `seed`, from the reference's run on the same examples."""
-        wanted = {test_of(nodeid): test["example_index"] for nodeid, test in stream.tests.items()
-                  if test["example_index"] is not None}
-        if not wanted:
-            return {}
-        reference = self.pristine.files[f"{REFERENCE_DIR.name}/{section.file_name}"]
-        outcome = self.sandbox.run_section(section, reference, timeout_s, seed, wanted)
-        texts = read_examples(outcome.records, wanted)
-        return {nodeid: texts[test_of(nodeid)] for nodeid in stream.tests
-                if test_of(nodeid) in texts}
-
     def grade_section(self, submission: Submission, section: Section) -> SectionResult:
         """Never raises but `Stopped`: a failure of the grader itself is the section's error."""
         nodeids, module = self.tests.get(section.number, []), section.file_name
@@ -190,14 +172,11 @@ class Grader:
                 if timeout_s is not None and timeout_s <= 0:
                     return score_unrun(section, nodeids, "not run: grading reached its "
                                        f"deadline of {self.deadline_s:g} s before this section")
-                seed = None if self.secret is None else hidden.seed(
-                    self.secret, section.number, source)
                 specs = self.judged.get(section.number, {})
                 cases = judging.cases_for(specs, judging.section_seed(
-                    self.judging_key, section.number, source)) if specs else {}
-                outcome = self.sandbox.run_section(
-                    section, source, timeout_s, seed,
-                    cases=judging.encode_cases(cases) if specs else None)
+                    self.judging_key, section.number, source))
+                outcome = self.sandbox.run_section(section, source, timeout_s,
+                                                   judging.encode_cases(cases))
             finally:
                 with self._clock:
                     self._running -= 1
@@ -205,16 +184,11 @@ class Grader:
                 raise Stopped
             stream = read_stream(outcome.records, outcome.overflowed, nodeids, outcome.status)
             judging.judge_stream(stream, specs, cases)
-            for nodeid, test in stream.tests.items():  # a stub's is no example, nor a case
-                if test["status"] == NOT_IMPLEMENTED or nodeid in specs:  # the grader wrote
-                    test["example_index"] = None
             if outcome.error or not (stream.begun or outcome.timed_out):
                 raise RuntimeError(outcome.error or f"the run did not start ({self.mode}): "
                                    + outcome.output_tail[-2000:])
-            examples = {} if seed is None else self._example_texts(section, stream, seed,
-                                                                    self._share_of_time())
             result = score_section(section, nodeids, stream, outcome, source,
-                                   scan_module(source, section.number), examples)
+                                   scan_module(source, section.number))
             if not outcome.timed_out:  # this run's fate, not the module's
                 self._graded[same] = copy.deepcopy(result)
             return result

@@ -5,33 +5,52 @@ judged test passed counts for nothing: it passes when its act ran on every case 
 judge accepts every case's data.
 
 The seed of a section's cases is the MAC, under the grader's key, of the section and the
-module's bytes (`hidden.seed`): the same module gets the same cases and the same verdict
-under the same key, and nothing a run learns of its own cases tells it another module's. The
-key is the term's secret (`--secret-file`) or, without one, a key the grader makes once in
-its work folder, which no run can read.
+module's bytes (`section_seed`), and each test's is the MAC of its node id under that
+(`test_seed`): the same module gets the same cases and the same verdict under the same key,
+and nothing a run learns of its own cases tells it another module's, a classmate's or its own
+next version's. The key is the term's secret (`--secret-file`, so that every grader of a
+term draws alike) or, without one, a key the grader makes once in its work folder, which no
+run can read. A report holds only a digest of the key, in the settings key.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import importlib
 import json
 import os
 import threading
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as with_seed
 from hypothesis.errors import UnsatisfiedAssumption
 
 from course.results import FAILED, PASSED
 from tests.sections import conftest  # noqa: F401  the course's hypothesis profile: its counts
-from tests.sections.judged import from_plain, to_plain
-
-from . import hidden
+from tests.sections.judged import TRUSTED, from_plain, to_plain
 
 KEY_FILE = "judging.key"
+SECRET_MIN_BYTES = 16
 CASE_CHARS = 300  # of a failing case's text in a report
 _DRAWING = threading.Lock()  # hypothesis draws one test's examples at a time
+
+
+def read_secret(path: Path) -> bytes:
+    """The secret in `path`, without the whitespace around it.
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: it holds fewer than SECRET_MIN_BYTES bytes.
+    """
+    secret = Path(path).read_bytes().strip()
+    if len(secret) < SECRET_MIN_BYTES:
+        raise ValueError(f"{path} holds {len(secret)} bytes, fewer than the "
+                         f"{SECRET_MIN_BYTES} a secret needs (make one: python -c \"import "
+                         f"secrets; print(secrets.token_hex(32))\" > {path})")
+    return secret
 
 
 def own_key(work_dir: Path) -> bytes:
@@ -44,9 +63,30 @@ def own_key(work_dir: Path) -> bytes:
     return path.read_bytes()
 
 
+def use_cache(folder: Path) -> None:
+    """Have the judges read the biLM that the grader's preparation trained in `folder`."""
+    TRUSTED.cache = Path(folder)
+
+
+def _mac(key: bytes, message: bytes) -> int:
+    return int.from_bytes(hmac.new(key, message, hashlib.sha256).digest()[:8], "big")
+
+
 def section_seed(key: bytes, section: int, module: bytes) -> int:
-    """The seed of section `section`'s cases for `module` (its bytes) under `key`."""
-    return hidden.seed(key + b"\0judged cases", section, module)
+    """The seed of section `section`'s cases for `module` (its bytes) under `key`: 64 bits."""
+    return _mac(key, f"judged cases, section {section}\0".encode()
+                + hashlib.sha256(module).digest())
+
+
+def cases_seed(section_seed: int, nodeid: str) -> int:
+    """The seed of the judged test `nodeid`'s cases, from its section's: 64 bits, from which
+    the section's cannot be found."""
+    return _mac(section_seed.to_bytes(8, "big"), nodeid.encode())
+
+
+def digest(key: bytes) -> str:
+    """What the settings key holds of the key: no way back to it, nor to a seed."""
+    return hmac.new(key, b"settings key", hashlib.sha256).hexdigest()
 
 
 def judged_tests(items) -> dict[str, dict]:
@@ -86,7 +126,7 @@ def draw(spec: dict, seed: int) -> list[dict]:
 
 def cases_for(specs: dict[str, dict], seed: int) -> dict[str, list]:
     """{node id: [plain case, ...]} of the judged tests `specs`, each from its own seed."""
-    return {nodeid: [to_plain(case) for case in draw(spec, hidden.test_seed(seed, nodeid))]
+    return {nodeid: [to_plain(case) for case in draw(spec, cases_seed(seed, nodeid))]
             for nodeid, spec in specs.items()}
 
 
@@ -112,7 +152,7 @@ def verdict(spec: dict, cases: list, acts: dict[int, object]) -> str | None:
             test.judged.judge(out, {**params, **case})
         except UnsatisfiedAssumption:
             continue  # a case the judge does not read
-        except AssertionError:
+        except (AssertionError, pytest.fail.Exception):  # a check failed, or `pytest.fail`
             return f"AssertionError in the test's checks, on {of}{_case_text(case, params)}"
         except Exception as err:  # data of the wrong kind (NotData, a shape): the act's fault
             return f"what its act returned on {of} cannot be judged " \

@@ -6,9 +6,7 @@ of the submission's code runs), a `test` line per test, an `act` line per case o
 test with the data its act computed (which `grading.judging` judges: the line's status
 alone never passes a judged test), and `end` with pytest's exit status.
 A test line holds no text of the run's own: its error's builtin class, an errno by its name
-in the `errno` module, a line of the learner's module, and of a failing property test the
-number of the first example that failed (`example_index`), whose text the grader writes
-itself from the reference's run on the same seed (`grading.examples`). Of a wrong tensor it
+in the `errno` module, a line of the learner's module. Of a wrong tensor it
 holds `course.diagnose`'s `output_digest` (16 lowercase hex digits), which the run can choose
 as it likes: the instructors' JSON alone keeps it, as `reported_digest`. Anything else
 makes the run *untrusted* (flagged, no credit; `read_stream` says which check failed,
@@ -32,7 +30,7 @@ ERRORS = {name for name, value in vars(builtins).items()
 FIELDS = {"begin": {"kind": str},
           "test": {"kind": str, "nodeid": str, "status": str, "error": str,
                    "line": (int, type(None)), "errno": (str, type(None)),
-                   "example_index": (int, type(None)), "digest": (str, type(None))},
+                   "digest": (str, type(None))},
           "act": {"kind": str, "nodeid": str, "index": int, "data": object},
           "end": {"kind": str, "exitstatus": int}}
 ERRNOS = set(errno.errorcode.values())  # an errno is one of these names, never a number
@@ -52,12 +50,11 @@ class Stream:
 def _valid(line: object) -> bool:
     fields = FIELDS.get(line.get("kind")) if isinstance(line, dict) else None
     return (fields is not None and set(line) == set(fields)
-            and all(isinstance(line[k], t) and not isinstance(line[k], bool)
+            and all(isinstance(line[k], t) and (k == "data" or not isinstance(line[k], bool))
                     for k, t in fields.items())
             and (line["kind"] != "test" or (line["status"] in STATUSES
                                             and line["error"] in ERRORS | {""}
                                             and line["errno"] in ERRNOS | {None}
-                                            and (line["example_index"] or 0) >= 0
                                             and (line["digest"] is None or DIGEST.fullmatch(
                                                 line["digest"]) is not None))))
 
@@ -117,14 +114,13 @@ def source_line(source: bytes, line: int | None) -> str:
     return short(lines[line - 1], 100) if line and 0 < line <= len(lines) else ""
 
 
-def describe(test: dict, module: str, source: bytes, example: str | None = None) -> str:
+def describe(test: dict, module: str, source: bytes) -> str:
     """A test's message, from its record: `failed: AssertionError in the test's checks`,
-    `error: ModuleNotFoundError at s1_setup.py line 3: `import numpi``, then, given the
-    grader's own text of the example it failed on (`grading.examples`), that example
-    (`; Failing test case: test_x(batch=[[0]])`)."""
+    `error: ModuleNotFoundError at s1_setup.py line 3: `import numpi``; of a judged test
+    that its judge failed, the grader's words on the case (`grading.judging`)."""
     if test["status"] == PASSED:
         return ""
-    if test.get("judged"):  # the grader's judge's words (`grading.judging`)
+    if test.get("judged"):
         return f"{test['status']}: {test['judged']}"
     text = f"{test['status']}: {test['error'] or 'no exception'}"
     if test["errno"] is not None:
@@ -133,7 +129,7 @@ def describe(test: dict, module: str, source: bytes, example: str | None = None)
         text = f"{text} at {module} line {test['line']}: `{quoted}`"
     else:
         text += " in the test's checks" if test["status"] == FAILED else ""
-    return text + (f"; Failing test case: {example}" if example else "")
+    return text
 
 
 def crash_line(output_tail: str, module: str) -> int | None:

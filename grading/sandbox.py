@@ -27,7 +27,6 @@ from pathlib import Path
 
 from course.registry import CACHE_ENV_VAR, REFERENCE_DIR, ROOT, RUNTIME_FILES, Section
 
-from . import hidden
 from .zygote import remove_owned, remove_tree, writable_folders
 
 MODES = ("bwrap", "uid", "none")
@@ -37,11 +36,10 @@ RECORDS_BYTES = 16 << 20  # the most a run may write to the grader (acts' data i
 GRACE_S = 10
 ZYGOTE_CAPS = ("SETUID", "SETGID", "CHOWN", "FOWNER", "DAC_OVERRIDE", "KILL")
 NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts")
-# Fixed for every run: one thread, one hash seed, no GPU, hypothesis' profile without
-# shrinking (which finds the simplest failing example for a reader, and changes no verdict).
+# Fixed for every run: one thread, one hash seed, no GPU.
 FIXED_ENV = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
              "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": "",
-             "MPLBACKEND": "Agg", "LANG": "C.UTF-8", "HYPOTHESIS_PROFILE": "first-failure",
+             "MPLBACKEND": "Agg", "LANG": "C.UTF-8",
              "PATH": "/usr/bin:/bin"}
 
 
@@ -348,14 +346,10 @@ class Sandbox:
         return Zygote(argv, env, self.work_dir / "zygote.log")
 
     def run_section(self, section: Section, source: bytes, timeout_s: float | None = None,
-                    seed: int | None = None, examples: dict[str, int] | None = None,
-                    cases: bytes | None = None) -> Outcome:
+                    cases: bytes = b"{}") -> Outcome:
         """Run `section`'s tests on `source` as its module, within `timeout_s` (by default the
-        section timeout), in the first slot free; with `seed`, on hidden examples from it
-        (`grading.hidden`); with `cases` (JSON: `grading.judging`), its judged tests act on
-        those cases and judge nothing. With `examples` ({test: example number}), `source` is the
-        reference's and only those tests run, for the text of those examples
-        (`grading.examples`) in the outcome's records."""
+        section timeout), in the first slot free; its judged tests act on `cases` (JSON:
+        `grading.judging`) and judge nothing."""
         with self._changed:
             while not self._free_slots and not self._closed:
                 self._changed.wait()
@@ -369,7 +363,7 @@ class Sandbox:
         try:
             return self._run(zygote, slot, run_dir, section, source,
                              self.limits.section_timeout_s if timeout_s is None else timeout_s,
-                             seed, examples, cases)
+                             cases)
         finally:
             try:
                 remove_tree(str(run_dir))
@@ -379,38 +373,32 @@ class Sandbox:
                     self._changed.notify_all()
 
     def _run(self, zygote: Zygote, slot: int, run_dir: Path, section: Section, source: bytes,
-             timeout_s: float, seed: int | None, examples: dict[str, int] | None,
-             cases: bytes | None) -> Outcome:
+             timeout_s: float, cases: bytes) -> Outcome:
         uid = gid = self.uids.free[slot] if self.uids else os.getuid()
         inside = f"/runs/{run_dir.name}" if self.mode == "bwrap" else str(run_dir)
         scratch = f"/scratch/{run_dir.name}" if self.mode == "bwrap" else f"{run_dir}/scratch"
         write_tree(run_dir, {}, gid, 0o750)  # its own copy, its uid's group's alone
         write_tree(run_dir / "course", self.pristine.course(), gid, 0o750)
         (run_dir / "module.py").write_bytes(source)
+        (run_dir / "cases.json").write_bytes(cases)
         files = {f"impl/{section.file_name}": run_dir / "module.py",
+                 "cases.json": run_dir / "cases.json",
                  **{f"cache/{name}": path for name, path in self.cache_files.items()}}
-        if cases is not None:
-            (run_dir / "cases.json").write_bytes(cases)
-            files["cases.json"] = run_dir / "cases.json"
         records, records_end = os.pipe()
         fds = [records_end, os.open(run_dir / "output.txt", os.O_RDWR | os.O_CREAT, 0o600),
                *([os.open(self.cpu.folders[slot] / "cgroup.procs", os.O_WRONLY)]
                  if self.cpu_share == "cgroup" else []),
                *(os.open(path, os.O_RDONLY) for path in files.values())]
-        argv = [*(examples or ["tests/sections"]), "--impl", f"{scratch}/impl",
-                "--section", str(section.number), "-c", "pytest.ini",
+        argv = ["tests/sections", "--impl", f"{scratch}/impl", "--act-cases",
+                f"{scratch}/cases.json", "--section", str(section.number), "-c", "pytest.ini",
                 "--rootdir", ".", "--timeout", str(self.limits.test_timeout_s), "--tb=line",
-                "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning",
-                *(["--act-cases", f"{scratch}/cases.json"] if cases is not None else [])]
+                "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         env = {**FIXED_ENV, "HOME": f"{scratch}/home", "TMPDIR": f"{scratch}/tmp",
                "MPLCONFIGDIR": f"{scratch}/tmp", "TORCHINDUCTOR_CACHE_DIR": f"{scratch}/tmp",
                "HYPOTHESIS_STORAGE_DIRECTORY": f"{scratch}/tmp", CACHE_ENV_VAR: f"{scratch}/cache"}
-        if seed is not None:
-            env["HYPOTHESIS_PROFILE"] = hidden.PROFILE
         outcome = zygote.run({"uid": uid, "gid": gid, "course": f"{inside}/course",
                               "scratch": scratch, "argv": argv, "env": env,
-                              "files": list(files), "writable": self.writable, "seed": seed,
-                              "examples": examples,
+                              "files": list(files), "writable": self.writable,
                               "limits": self.limits.rlimits(self.uids is not None),
                               "cgroup": self.cpu_share == "cgroup"}, fds, records, timeout_s)
         with open(run_dir / "output.txt", "rb") as output:

@@ -120,10 +120,9 @@ def describe_exit(wait_status: int | None) -> str:
 
 
 def score_section(section: Section, nodeids: list[str], stream: Stream, outcome, source: bytes,
-                  flags: list[Flag], examples: dict[str, str] | None = None) -> SectionResult:
-    """`section`'s result from one run (`outcome`, a `sandbox.Outcome`) of its tests;
-    `examples`: the hidden example each failing property test failed on, by node id, as the
-    grader wrote it (`grading.examples`)."""
+                  flags: list[Flag]) -> SectionResult:
+    """`section`'s result from one run (`outcome`, a `sandbox.Outcome`) of its tests, its
+    judged tests judged (`grading.judging.judge_stream`)."""
     if stream.untrusted:
         flags = [*flags, Flag(UNTRUSTED, stream.untrusted, section.number)]
     if outcome.timed_out:
@@ -133,7 +132,7 @@ def score_section(section: Section, nodeids: list[str], stream: Stream, outcome,
         ended = describe_exit(outcome.status)
         lost_status, lost_message = ERROR, f"the test process {ended} before this test finished"
     tests = [TestResult(n, n.split("::")[-1], r["status"], describe(
-        r, section.file_name, source, (examples or {}).get(n)), r["digest"])
+        r, section.file_name, source), r["digest"])
         if (r := stream.tests.get(n)) else TestResult(n, n.split("::")[-1], lost_status,
                                                       lost_message) for n in nodeids]
     penalised = [f for f in flags if f.penalised]

@@ -4,7 +4,7 @@ imports take. It never reads a submission or the reference: each child would inh
 Its stdin is a SOCK_SEQPACKET socket from `grading.sandbox`, on which it takes
 
     {"uid", "gid", "course", "scratch", "argv", "env", "limits", "cgroup", "files",
-     "writable", "seed", "examples"} with descriptors: the records pipe, the output file, the
+     "writable"} with descriptors: the records pipe, the output file, the
         run's cgroup.procs (where "cgroup"), then one per name of "files" (its module first),
         read-only
     -> {"status": os.waitpid's, "left": what could not be removed} once the child has ended
@@ -13,10 +13,7 @@ Its stdin is a SOCK_SEQPACKET socket from `grading.sandbox`, on which it takes
 
 The child joins its cgroup, becomes the run's uid, copies its files into its scratch, takes
 the records pipe as descriptor 3 and the output as 1 and 2, sets its limits and seeds,
-installs the system-call filter (`filter_program`) and runs pytest with `Records`; with a
-"seed" (hidden examples), `grading.hidden.HiddenSeeds` too; with "examples" ({test: example
-number}: the reference's run for its examples' text), `grading.examples.ExampleTexts` instead
-of `Records`.
+installs the system-call filter (`filter_program`) and runs pytest with `Records`.
 """
 
 from __future__ import annotations
@@ -41,9 +38,6 @@ import tempfile
 import traceback
 
 import pytest
-
-from .examples import ExampleTexts, unwrap_inner_test, wrap_inner_test
-from .hidden import HiddenSeeds
 
 # torch._dynamo too: torch imports it at a run's first optimizer or meta tensor (the tests of
 # sections 3, 4, 7 and 8), 1.3 s of CPU that every such run paid again.
@@ -126,18 +120,15 @@ def install_filter() -> None:
 class Records:
     """The run's pytest plugin: one JSON line per test to the records pipe when it has ended
     (its status, the builtin class of its first error, the line of the module under test
-    where that was raised, its errno's name, the number of the first of a property's examples that
-    failed, the `output_digest` of a wrong tensor), then an end line with pytest's exit
-    status; an act line per case that a judged test acted on, with its data
-    (`grading.judging` judges it). No text of the run's own: the example's text is the
-    grader's (`grading.examples`)."""
+    where that was raised, its errno's name, the `output_digest` of a wrong tensor), an act
+    line per case that a judged test acted on, with its data (`grading.judging` judges it),
+    then an end line with pytest's exit status. No text of the run's own."""
 
     def __init__(self, module_file: str, status_of, stub_error, digest_of, _write=os.write,
                  _dumps=json.dumps) -> None:
         self.module_file, self.status_of, self.stub_error = module_file, status_of, stub_error
         self.digest_of = digest_of
         self._write, self._dumps, self.tests = _write, _dumps, {}
-        self.failed_at: dict[str, int] = {}  # by node id: the first example that raised
 
     def send(self, line: dict) -> None:
         self._write(RECORDS_FD, (self._dumps(line) + "\n").encode())
@@ -153,16 +144,6 @@ class Records:
         return line
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item):
-        nodeid = item.nodeid
-        inner = wrap_inner_test(item, lambda index, args, kwargs: None,
-                                lambda index: self.failed_at.setdefault(nodeid, index))
-        try:
-            return (yield)
-        finally:
-            unwrap_inner_test(item, inner)
-
-    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = yield
         earlier = self.tests.get(item.nodeid)
@@ -170,7 +151,6 @@ class Records:
                 earlier and earlier["status"] != "passed"):
             return report  # a test's first failure is its result
         error = call.excinfo.value if call.excinfo is not None else None
-        failed_at = self.failed_at.pop(item.nodeid, None)
         cause = (self.stub_error(error) or error) if error is not None else None
         name = next((c.__name__ for c in type(cause).__mro__
                      if vars(builtins).get(c.__name__) is c), "") if cause else ""
@@ -179,7 +159,6 @@ class Records:
             "error": name, "line": self._line_of(cause) if cause else None,
             "errno": errno.errorcode.get(cause.errno) if isinstance(
                 getattr(cause, "errno", None), int) else None,
-            "example_index": failed_at if error is not None else None,
             "digest": self.digest_of(error)}
         return report
 
@@ -195,9 +174,8 @@ class Records:
         self.send({"kind": "end", "exitstatus": int(exitstatus)})
 
 
-def _child(request: dict, fds: list[int], site: list[str], seed: list[int]) -> None:
-    """One run; `seed` holds its hidden examples' seed, if any, which this function takes
-    out so that no frame keeps it. Never returns."""
+def _child(request: dict, fds: list[int], site: list[str]) -> None:
+    """One run. Never returns."""
     exit_now, code = os._exit, 1  # the submission may replace os._exit; not for this child
     try:
         records, output, *files = fds
@@ -241,12 +219,9 @@ def _child(request: dict, fds: list[int], site: list[str], seed: list[int]) -> N
         torch.set_num_threads(1)
         plugin = Records(os.path.realpath(os.path.join(scratch, request["files"][0])),
                          status_of, stub_error, digest_of)
-        plugins = [ExampleTexts(request["examples"], plugin.send)] if request["examples"] \
-            else [plugin]  # the reference's run for its examples' text, or a submission's
-        plugins += [HiddenSeeds(seed.pop())] if seed else []
         install_filter()
         plugin.send({"kind": "begin"})  # isolated: whatever comes next is the run's
-        code = pytest.main(request["argv"], plugins=plugins)
+        code = pytest.main(request["argv"], plugins=[plugin])
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1
     except BaseException:
@@ -381,13 +356,10 @@ def serve(control: socket.socket) -> None:
                 for pid in runs:
                     os.kill(pid, signal.SIGKILL)
                 continue
-            seed = [request.pop("seed")] if request.get("seed") is not None else []
             pid = os.fork()
             if pid == 0:
                 control.close()
-                message = None  # it held the seed: the child keeps it in `seed` alone
-                _child(request, fds, site, seed)
-            seed.clear()
+                _child(request, fds, site)
             for fd in fds:
                 os.close(fd)
             runs[pid] = request

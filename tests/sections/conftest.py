@@ -45,7 +45,8 @@ from .judged import ActHooks, ActOnly
 pytest_plugins = ["course.results", "course.report"]
 HARNESS = pytest.StashKey[Harness]()  # the harness of this run, made from its options
 
-# Derandomised by default, so a learner's run, CI and grading all see the same examples.
+# Derandomised by default, so that a learner's runs and CI see the same examples (a grader
+# draws its own for each submission: `grading.judging`).
 # No "explain" phase: after a failure it spends seconds per test (on a stub, every property
 # test fails) to print variations of the example that a learner does not need.
 settings.register_profile(
@@ -57,14 +58,6 @@ settings.register_profile("explore", deadline=None, max_examples=200)
 # Whether a test fails, and no more: the first failing example, not the smallest.
 settings.register_profile("first-failure", parent=settings.get_profile("course"),
                           phases=[Phase.explicit, Phase.reuse, Phase.generate])
-# Hidden examples (grading with a term secret, `python -m grading --secret-file`): random
-# examples from the seed the grader passes (--hypothesis-seed), no database, HIDDEN_FACTOR
-# times the examples, so that code fitted to the examples a learner sees fails. A failure
-# still reports its falsifying example; no blob, which would carry the draws.
-HIDDEN_FACTOR = 8
-settings.register_profile("hidden", parent=settings.get_profile("first-failure"),
-                          derandomize=False, database=None, print_blob=False,
-                          max_examples=HIDDEN_FACTOR * settings.get_profile("course").max_examples)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "course"))
 
 # The course's tensors are tiny: a second torch thread costs more in synchronisation than it

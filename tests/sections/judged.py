@@ -20,22 +20,29 @@ judge meets the same types in both). In a grading run (`--act-cases FILE`, `ActO
 grader has drawn the cases in its own process; the run acts on them and sends the data
 (`pytest_act_output`), and the grader judges it with these same judges in its own process
 (`grading.judging`): nothing the run says about passing counts. A judge's parameters are
-`out` and any of the case's or pytest's parameters by name; a fixture is no part of a case. A
-judge passes over a case it does not read with this module's `assume`.
+`out` and any of the case's or pytest's parameters by name, and `trusted` (`Trusted`: the
+tests' fakes and the biLM they train); a fixture is no part of a case. A judge passes over a
+case it does not read with this module's `assume`.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import inspect
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import given
 from hypothesis.errors import UnsatisfiedAssumption
+
+from course.harness import Harness, Sections
+from course.pretrained import pretrained
+from course.registry import FAKES_DIR, find_section
 
 # the element types a plain array may hold: never Python objects
 DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
@@ -118,6 +125,29 @@ def assume(condition: object) -> None:
         raise UnreadCase
 
 
+class Trusted:
+    """What a judge may read besides its case and the act's data: the tests' fakes of the
+    sections (`.sections.corpus`, `.sections.extract`, ...) and the biLM that the fakes of
+    sections 1-4 pre-train (`.trained`, as `course.pretrained` gives it: the `trained` of
+    the tests of sections 5 and 6), made by course code alone, never the learner's. A judge
+    asks for it by a parameter named `trusted`. The grader points `cache` at its own cache,
+    where its preparation trained that biLM."""
+
+    cache: Path | None = None
+
+    @functools.cached_property
+    def sections(self) -> Sections:
+        return Harness(FAKES_DIR, FAKES_DIR).sections(find_section("extract"))
+
+    @property
+    def trained(self) -> SimpleNamespace:
+        """A fresh copy each time: a judge may change its mode."""
+        return pretrained(self.sections.package, cache=self.cache)
+
+
+TRUSTED = Trusted()
+
+
 class Judged:
     """A judged test's two functions and the strategies of its case."""
 
@@ -129,7 +159,9 @@ class Judged:
         pytest's parameters) that it names."""
         if self.judge_function is None:
             raise RuntimeError(f"{self.act.__name__} has no judge")
+        __tracebackhide__ = True  # a failure shows the judge's lines, not these
         wanted = inspect.signature(self.judge_function).parameters
+        given_values = {**given_values, "trusted": TRUSTED}
         self.judge_function(out, **{n: v for n, v in given_values.items() if n in wanted})
 
 
@@ -139,7 +171,8 @@ def judged(**strategies):
         spec = Judged(act, strategies)
 
         def test(**kwargs):
-            # the judge meets the data as a grading run sends it
+            """The act, then its judge on its data, as a grading run would send it."""
+            __tracebackhide__ = True
             out = from_plain(json.loads(json.dumps(to_plain(act(**kwargs)))))
             spec.judge(out, kwargs)
 
@@ -149,6 +182,15 @@ def judged(**strategies):
         test.judged = spec
 
         def add_judge(function):
+            # what a grader can give it, in a learner's run too: never a fixture
+            readable = {"trusted", *strategies, *parametrized(test)}
+            unknown = list(inspect.signature(function).parameters)[1:]
+            if unknown := [name for name in unknown if name not in readable]:
+                raise TypeError(f"the judge of {act.__name__} reads {unknown}: a judge reads "
+                                f"its act's data, its case {sorted(strategies)}, pytest's "
+                                f"parameters and `trusted`, and nothing else")
+            # a failure's traceback reads "in judge", whatever the function is called
+            function.__code__ = function.__code__.replace(co_name="judge", co_qualname="judge")
             spec.judge_function = function
             return function
 
@@ -156,6 +198,17 @@ def judged(**strategies):
         return test
 
     return decorate
+
+
+def parametrized(test) -> list[str]:
+    """The names that `@pytest.mark.parametrize` gives `test` (marks already applied)."""
+    names = []
+    for mark in getattr(test, "pytestmark", []):
+        if mark.name == "parametrize":
+            argnames = mark.args[0]
+            names += [n.strip() for n in argnames.split(",")] if isinstance(argnames, str) \
+                else list(argnames)
+    return names
 
 
 def act_data(item: pytest.Item, case: dict):

@@ -1,7 +1,10 @@
 """What the tests of a biLM (sections 3 and 8) ask first of the model they judge: that its
 layers read the sentence. A property of what a biLM computes (no peeking, padding changes
 nothing, no state kept, ...) holds as well of a model whose layers read each word alone, or
-read nothing, which is no biLM; so a test of one counts only for a model that reads."""
+read nothing, which is no biLM; so a test of one counts only for a model that reads.
+
+Its two halves: `sentence_reading(model, vocab_size)` in a test's act (it runs the model),
+`assert_reads_the_sentence(reading)` in its judge (it checks what the act returned)."""
 
 import torch
 
@@ -9,15 +12,22 @@ LENGTH, CHANGED = 5, 2  # the sentence the check reads, and the word it changes
 TOL = dict(atol=1e-5, rtol=1e-4)
 
 
-def assert_reads_the_sentence(model, vocab_size):
-    """Changing one word of a 5-word sentence (ids in [4, vocab_size)) changes the states
-    (layers 1 and up) of the other words too: each direction's layers read the sentence,
-    not each word alone, nor nothing."""
+def sentence_reading(model, vocab_size):
+    """The states (layers 1 and up) of a 5-word sentence (ids in [4, vocab_size)) `before`
+    and `after` word CHANGED is changed to another word: what `assert_reads_the_sentence`
+    judges."""
     ids = torch.randint(4, vocab_size, (LENGTH, 1), generator=torch.Generator().manual_seed(5))
     changed = ids.clone()
     changed[CHANGED] = 4 + (ids[CHANGED] - 3) % (vocab_size - 4)  # another word
     with torch.no_grad():
-        before, after = model(ids).layers[1:], model(changed).layers[1:]
+        return {"before": model(ids).layers[1:], "after": model(changed).layers[1:]}
+
+
+def assert_reads_the_sentence(reading):
+    """Changing one word of a 5-word sentence changed the states (layers 1 and up) of the
+    other words too (`sentence_reading`): each direction's layers read the sentence, not
+    each word alone, nor nothing."""
+    before, after = reading["before"], reading["after"]
     others = [t for t in range(LENGTH) if t != CHANGED]
     if not torch.allclose(before[:, others], after[:, others], **TOL):
         return

@@ -174,7 +174,8 @@ sys.settrace(None)
 # records and exit status that agree; a judged test passes only on data the grader judged
 FORGES_THE_RUNNER = """
 import pathlib
-pathlib.sys.modules["_pytest.python"].Function.runtest = lambda self: None
+_loaded = pathlib.sys.modules
+_loaded["_pytest.python"].Function.runtest = lambda self: None
 """
 STREAM_CUT = """
 import os, sys
@@ -242,7 +243,7 @@ EXFILTRATES = {  # the tests, a hidden one too, which every run holds (no run ho
              '"{test}").read())\n    except OSError:\n        pass'),
     "test name": ('import json\nopen(3, "w", closefd=False).write(json.dumps({"kind": "test", '
                   '"nodeid": open("{test}").read(), "status": "passed", "error": "", '
-                  '"line": None, "errno": None, "example_index": None, "digest": None}) + '
+                  '"line": None, "errno": None, "digest": None}) + '
                   '"\\n")'),
 }
 OUTLIVES_AND_HARMS = """
@@ -354,8 +355,8 @@ def hostile_samples(paths: dict[str, str]) -> dict[str, dict[str, str]]:
                                   "'tests.sections.strategies'), 'plain_words', None)")},
         "steals_the_answer_key": {m: on(STUBS, m, STEALS) for m in ("s1_setup", "s2_corpus")},
         "forges_in_process": {"s1_setup": on(STUBS, "s1_setup", FORGES)},
-        "forges_the_runner": {"s7_layer_weights": on(STUBS, "s7_layer_weights",
-                                                     FORGES_THE_RUNNER)},
+        "forges_the_runner": {m: on(STUBS, m, FORGES_THE_RUNNER)
+                              for m in ("s5_extract", "s7_layer_weights")},
         "cuts_its_stream": {"s1_setup": on(STUBS, "s1_setup", STREAM_CUT)},
         "floods_its_stream": {"s1_setup": on(STUBS, "s1_setup", STREAM_FLOOD)},
         "injects_a_note": {"s1_setup": on(REFERENCE, "s1_setup", INJECTED_NOTE)},
@@ -611,7 +612,7 @@ HOSTILE_OUTCOMES = [  # (sample, section, the flags it carries, or None: held, p
     ("monkeypatches", "setup", {"monkeypatch"}),
     ("monkeypatches", "corpus", {"forbidden-import", "reaches-internals"}),
     ("forges_in_process", "setup", {"forbidden-import", "monkeypatch"}),
-    ("forges_the_runner", "layer_weights", None),  # section 7's tests are judged
+    *(("forges_the_runner", key, None) for key in ("extract", "layer_weights")),  # judged
     # by path, its own inputs, another run's root or module, the work folder, a classmate's
     ("steals_the_answer_key", "setup", None), ("steals_the_answer_key", "corpus", None),
     *((name, "setup", {"untrusted-run"}) for name in ("cuts_its_stream", "floods_its_stream",

@@ -41,10 +41,9 @@ def line(kind: str, **fields) -> bytes:
 
 
 def record(nodeid: str, status: str = PASSED, error: str = "", at: int | None = None,
-         errno: str | None = None, example_index: int | None = None,
-           digest: str | None = None, **extra) -> bytes:
+           errno: str | None = None, digest: str | None = None, **extra) -> bytes:
     return line("test", nodeid=nodeid, status=status, error=error, line=at, errno=errno,
-                example_index=example_index, digest=digest, **extra)
+                digest=digest, **extra)
 
 
 def stream(*tests: bytes, end: int | None = 0) -> bytes:
@@ -74,9 +73,12 @@ ALL_PASS = stream(*(record(n) for n in NODEIDS))
     (ALL_PASS + line("end", exitstatus=0), False, EXITED[0], "does not"),  # after its end
     (ALL_PASS + b'{"kind": "te', False, EXITED[0], "cut short"),
     (stream(record(NODEIDS[0], FAILED, "AssertionError", example="test_x(x=1)"), end=1),
-     False, EXITED[1], "does not"),  # text where the grader takes an example's number
-    (stream(record(NODEIDS[0], FAILED, "AssertionError", example_index=-1), end=1), False,
-     EXITED[1], "does not"),  # a number the plugin never writes
+     False, EXITED[1], "does not"),  # a field the plugin never writes
+    (stream(record(NODEIDS[0]), line("act", nodeid=NODEIDS[0], index=0, data=1),
+            line("act", nodeid=NODEIDS[0], index=0, data=2), end=0), False, EXITED[0],
+     "twice"),  # a case's data twice
+    (stream(record(NODEIDS[0]), line("act", nodeid="other::test", index=0, data=1), end=0),
+     False, EXITED[0], "does not ask for"),  # data of a test the course does not have
     (stream(record(NODEIDS[0], FAILED, "AssertionError", digest="the reference: def f()"),
             end=1), False, EXITED[1], "does not"),  # text where a digest goes
     (stream(record(NODEIDS[0], FAILED, "AssertionError", digest="0123456789ABCDEF"), end=1),
@@ -234,7 +236,7 @@ def test_a_preparation_is_kept_for_the_same_course_and_cache_only(tmp_path, monk
         children.append(argv)
         (tmp_path / "cache" / "bilm.pt").write_bytes(b"weights")
         Path(argv[-1]).write_text(json.dumps({"tests": {"1": NODEIDS},
-                                              "cache_files": ["bilm.pt"]}))
+                                              "cache_files": ["bilm.pt"], "judged": {}}))
         return subprocess.CompletedProcess(argv, 0, "", "")
 
     monkeypatch.setattr("grading.grader.subprocess.run", prepare_child)

@@ -24,10 +24,14 @@ SPEC = {"module": MODULE, "name": NAME, "params": to_plain({})}
 SEED = 12345
 
 
+def section_module(folder, name):
+    """Section `name`'s module of the implementation in `folder`, the others the fakes."""
+    harness, section = Harness(folder, FAKES_DIR), find_section(name)
+    return harness.module(harness.load(section), section)
+
+
 def section_7(folder):
-    harness = Harness(folder, FAKES_DIR)
-    return harness.module(harness.load(find_section("layer_weights")),
-                          find_section("layer_weights"))
+    return section_module(folder, "layer_weights")
 
 
 def uniform_weights(tmp_path):
@@ -118,3 +122,23 @@ def test_prepare_finds_every_judged_test_with_its_parameters():
     assert collect.found[NODEID] == SPEC
     for nodeid, spec in collect.found.items():
         assert judging._test(spec).judged.judge_function is not None, nodeid
+
+
+def test_a_judge_reads_the_biLM_it_trusts_never_the_one_the_run_held():
+    """Section 5's judge compares the rows with the biLM that the fakes pre-train, made in
+    its own process: extraction from another biLM (the run's own, changed) fails."""
+    from tests.sections.judged import TRUSTED
+
+    spec = {"module": "tests.sections.test_s5_extract",
+            "name": "test_rows_are_the_words_read_between_boundaries", "params": to_plain({})}
+    harness = Harness(REFERENCE_DIR, FAKES_DIR)
+    extract = harness.module(harness.load(find_section("extract")), find_section("extract"))
+    act = judging._test(spec).judged.act
+    honest = act(extract=extract, trained=TRUSTED.trained)
+    assert judging.verdict(spec, [to_plain({})], {0: to_plain(honest)}) is None
+    other = TRUSTED.trained
+    with torch.no_grad():
+        for parameter in other.model.parameters():
+            parameter.mul_(0.5)
+    changed = act(extract=extract, trained=other)
+    assert "AssertionError" in judging.verdict(spec, [to_plain({})], {0: to_plain(changed)})

@@ -1,19 +1,18 @@
-"""Hidden examples (`python -m grading --secret-file`, `grading.hidden`): the property tests
-run under a seed that the term's secret gives each submission's module, on more examples than
-a learner's `make grade` draws, so that code fitted to the public examples fails, and says on
-which example it failed; no run can read its seed.
+"""The judged tests' cases (`grading.judging`, tests/sections/judged.py): the grader draws
+each submission's cases itself, from its key (the term's secret, `--secret-file`, or a key it
+keeps in its work folder) and the module's bytes, so that code fitted to the examples a
+learner's `make test` shows fails, and a report names the case it failed on in the grader's
+words; no run can read a key or a seed.
 
-The tuned submission is made here, honestly: the public profile runs section 2's tests on a
-copy of the reference that logs every input of `pad_batch`; the tuned module answers those
-inputs with the reference's output and pads every other batch at the front. A small class
-(the reference, the tuned submission, the stubs, a submission that writes a marker wherever
-hypothesis or pytest would show text of a failure, one that forges the number of its failing
-example, and one that looks for its seed wherever a run could read it; sections 2 and 5) is
-graded through the grader's real path: in public, under two secrets, and under the first
-secret again; the three that go after the grader's texts and seeds are graded apart, by
-`make check-all` alone (README). The example a report names is checked against the one
-hypothesis prints in a direct pytest run of the tuned module under the same seed and
-profile. Every file the gradings write is searched for the marker, the secrets and the seeds.
+The tuned submission is made here, honestly: a learner's run of section 2's tests on a copy of
+the reference logs every input of `pad_batch`; the tuned module answers those inputs with the
+reference's output and pads every other batch at the front. A small class (the reference,
+the tuned submission, the stubs; sections 2 and 5) is graded through the grader's real path
+under two secrets, under the first again and under the grader's own key; the two that go
+after the grader's texts and seeds (one writes a marker wherever a failure's text could go,
+one looks for a seed wherever a run could read one) are graded apart, by `make check-all`
+alone (README). Every file the gradings write is searched for the marker, the secrets and
+the seeds.
 """
 
 from __future__ import annotations
@@ -30,9 +29,9 @@ import pytest
 
 from course.registry import ROOT, find_section
 from course.results import FAILED, NOT_IMPLEMENTED, PASSED
-from grading import hidden, records
-from grading.examples import EXAMPLE_CHARS, example_text, read_examples
+from grading import judging
 from grading.grader import Grader
+from tests.sections.judged import from_plain, to_plain
 from tests.tooling.test_grading import (
     ISOLATION,
     REFERENCE,
@@ -42,12 +41,14 @@ from tests.tooling.test_grading import (
     isolated,
     write_submission,
 )
+from tests.tooling.test_judging import section_module
 from tests.tooling.test_similarity import HARM, build_class
 
 pytestmark = pytest.mark.slow  # make check replays it at unchanged inputs (replay.py)
 
 SECTIONS = "2,5"  # grading A's; the others grade section 2 alone, which their tests read
 SECRETS = {"A": "a9c1-term-secret-of-the-autumn", "B": "b7e2-another-term-secret"}
+PAD_NODEID = "tests/sections/test_s2_corpus.py::test_pad_batch_is_time_major_and_pads_at_the_end"
 PAD_TEST = "test_pad_batch_is_time_major_and_pads_at_the_end"
 LOGS_INPUTS = """
 import os as _os
@@ -98,28 +99,17 @@ def _seeds_in_view():
 def pad_batch(sequences):
     raise (KeyError if _seeds_in_view() else ArithmeticError)("what it found")
 """
-FORGES_ITS_EXAMPLE = """
-import sys
-def pad_batch(sequences):
-    frame = sys._getframe()
-    while frame.f_code.co_name != "counted":  # the grader's plugin's count of the examples
-        frame = frame.f_back
-    record = frame.f_locals["on_raise"]
-    cells = dict(zip(record.__code__.co_freevars, (c.cell_contents for c in record.__closure__)))
-    cells["self"].failed_at[cells["nodeid"]] = 10**9
-    raise AssertionError("an example the grader has not got")
-"""
 
 
-def test_a_seed_is_the_secret_s_the_section_s_and_the_module_s():
+def test_a_seed_is_the_key_s_the_section_s_and_the_module_s():
     modules = [b"", b"def pad_batch(x): ...", b"def pad_batch(x): ... "]
-    seeds = {(key, n, m): hidden.seed(s.encode(), n, m) for key, s in SECRETS.items()
+    seeds = {(key, n, m): judging.section_seed(s.encode(), n, m) for key, s in SECRETS.items()
              for n in range(1, 9) for m in modules}
-    assert len(set(seeds.values())) == len(seeds)  # a seed per secret, section and module
-    assert hidden.seed(SECRETS["A"].encode(), 2, modules[1]) == seeds["A", 2, modules[1]]
+    assert len(set(seeds.values())) == len(seeds)  # a seed per key, section and module
+    assert judging.section_seed(SECRETS["A"].encode(), 2, modules[1]) == seeds["A", 2, modules[1]]
     assert all(0 <= seed < 2**64 for seed in seeds.values())
-    assert SECRETS["A"] not in hidden.digest(SECRETS["A"].encode())
-    tests = {hidden.test_seed(seeds["A", 2, m], t) for m in modules for t in ("a::x", "a::y")}
+    assert SECRETS["A"] not in judging.digest(SECRETS["A"].encode())
+    tests = {judging.cases_seed(seeds["A", 2, m], t) for m in modules for t in ("a::x", "a::y")}
     assert len(tests) == 6 and not tests & set(seeds.values())
 
 
@@ -129,48 +119,13 @@ def test_a_short_secret_is_refused(tmp_path):
     assert "fewer than the 16" in run.stderr and "secrets.token_hex" in run.stderr
 
 
-def test_an_example_is_the_grader_s_text_of_a_call_without_the_fixtures():
-    text = example_text("test_x", (), {"corpus": "a module", "batch": [[0, 1]]},
-                        frozenset({"corpus"}))
-    assert text == "test_x(batch=[[0, 1]])"
-    long = example_text("test_x", (), {"x": "\x1b" * 1000}, frozenset())
-    assert len(long) == EXAMPLE_CHARS and long.isprintable() and long.endswith("...")
-
-
-def test_a_record_names_an_example_by_its_number_only():
-    test = {"status": FAILED, "error": "AssertionError", "errno": None, "line": None,
-            "example_index": 1}
-    message = records.describe(test, "s2_corpus.py", b"", "test_x(batch=[[1]])")
-    assert message.endswith("; Failing test case: test_x(batch=[[1]])"), message
-    assert "Failing" not in records.describe(test, "m.py", b"", None)
-    wanted = {"tests/sections/test_s2_corpus.py::test_x": 1}
-    lines = [{"kind": "example", "test": "tests/sections/test_s2_corpus.py::test_x",
-              "text": "test_x(batch=[[1]])"}, {"kind": "example", "test": "other::test",
-                                               "text": "not asked for"}, "junk", {"kind": 1}]
-    data = b"\n".join(json.dumps(line).encode() for line in lines) + b"\n{"
-    assert read_examples(data, wanted) == {"tests/sections/test_s2_corpus.py::test_x":
-                                           "test_x(batch=[[1]])"}
-    nodeid = "tests/sections/test_s2_corpus.py::test_x"
-
-    def stream(**fields) -> records.Stream:
-        line = {"kind": "test", "nodeid": nodeid, "status": FAILED, "error": "AssertionError",
-                "line": None, "errno": None, "example_index": 3, "digest": None, **fields}
-        data = records.BEGIN + (json.dumps(line) + "\n" + json.dumps(
-            {"kind": "end", "exitstatus": 1}) + "\n").encode()
-        return records.read_stream(data, False, [nodeid], 1 << 8)
-
-    assert stream().untrusted is None and stream(digest="0123456789abcdef").untrusted is None
-    for forged in ({"example_index": -1}, {"example_index": "3"}, {"example": "text"},
-                   {"digest": "0123456789ABCDEF"}, {"digest": "0123456789abcdef0"},
-                   {"digest": "some text, not a digest"}, {"digest": 5}):
-        assert stream(**forged).untrusted, forged
-
-
-def test_the_settings_key_holds_the_secret_s_digest():
+def test_the_settings_key_holds_the_key_s_digest(tmp_path):
     section = find_section("corpus")
-    assert Grader(Path("/tmp"), [section]).settings_key != Grader(
-        Path("/tmp"), [section], secret=SECRETS["A"].encode()).settings_key != Grader(
-        Path("/tmp"), [section], secret=SECRETS["B"].encode()).settings_key
+    own = Grader(tmp_path, [section]).settings_key
+    assert own == Grader(tmp_path, [section]).settings_key  # the work folder's key, kept
+    assert own != Grader(tmp_path, [section], secret=SECRETS["A"].encode()).settings_key != \
+        Grader(tmp_path, [section], secret=SECRETS["B"].encode()).settings_key
+    assert (tmp_path / judging.KEY_FILE).stat().st_mode & 0o077 == 0  # the grader's alone
 
 
 @pytest.fixture(scope="module")
@@ -228,14 +183,6 @@ def seeks_its_seed(folder) -> Path:
 
 
 @pytest.fixture(scope="module")
-def forges_its_example(folder) -> Path:
-    """A submission that has the grader's plugin record a failing example's number of its
-    choosing, one far past the examples."""
-    return write_submission(folder / "class" / "forges_its_example",
-                            {"s2_corpus": appended(REFERENCE["s2_corpus"], FORGES_ITS_EXAMPLE)})
-
-
-@pytest.fixture(scope="module")
 def work(grading_work_dir) -> Path:
     return grading_work_dir("grading-hidden-tests")
 
@@ -283,7 +230,7 @@ def graded_in(out: Path, work: Path, gradings: dict[str, tuple[list[Path], list[
 @pytest.fixture(scope="module")
 def graded(folder, work, secret_files, reference, tuned, stubs) -> dict:
     """The honest class under secret A (sections 2 and 5), the tuned submission again, then
-    under secret B and in public: what `graded_in` gives."""
+    under secret B and under the grader's own key: what `graded_in` gives."""
     a, b = (str(secret_files[key]) for key in SECRETS)
     graded = graded_in(folder / "out", work, {
         "A": ([reference, tuned, stubs], ["--fresh", "--secret-file", a], SECTIONS),
@@ -291,21 +238,22 @@ def graded(folder, work, secret_files, reference, tuned, stubs) -> dict:
                               str(folder / "results.json")], "2"),
         # not --fresh: what the store holds under A must not be reused
         "B": ([reference, tuned], ["--secret-file", b], "2"),
-        "public": ([reference, tuned], [], "2")})  # nor under no secret
+        "own key": ([reference, tuned], [], "2")})  # nor under the work folder's key
     graded["written"]["gradescope"] = {"results.json": (folder / "results.json").read_text()}
+    graded["written"]["work folder's key"] = {
+        "own": (work / judging.KEY_FILE).read_text()}  # never in what it writes, below
     return graded
 
 
 @pytest.fixture(scope="module")
-def graded_adversaries(folder, work, secret_files, writes_text, forges_its_example,
-                       seeks_its_seed) -> dict:
-    """The submissions that go after the grader's examples and seeds, graded apart under
-    both secrets (`make check-all` alone: only the grader can give them what they seek):
-    what `graded_in` gives."""
-    adversaries = [writes_text, forges_its_example, seeks_its_seed]
+def graded_adversaries(folder, work, secret_files, writes_text, seeks_its_seed) -> dict:
+    """The submissions that go after the grader's texts and seeds, graded apart under both
+    secrets (`make check-all` alone: only the grader can give them what they seek): what
+    `graded_in` gives."""
+    adversaries = [writes_text, seeks_its_seed]
     return graded_in(folder / "adversaries", work, {
         "A": (adversaries, ["--fresh", "--secret-file", str(secret_files["A"])], SECTIONS),
-        "B": (adversaries[1:], ["--secret-file", str(secret_files["B"])], "2")})
+        "B": (adversaries, ["--secret-file", str(secret_files["B"])], "2")})
 
 
 def result(report: dict, name: str, section: str) -> dict:
@@ -317,116 +265,98 @@ def statuses(section_result: dict) -> dict[str, str]:
     return {t["name"]: t["status"] for t in section_result["tests"]}
 
 
-def test_the_reference_passes_under_every_secret(graded):
-    """Section 2 under both secrets and in public; section 5 (a property over a trained
-    biLM's embeddings) under secret A."""
-    for key, section in [*((key, "corpus") for key in (*SECRETS, "public")), ("A", "extract")]:
-        found = result(graded["reports"][key], "reference", section)
-        assert found["status"] == PASSED and found["score"] == found["points"], (
-            key, section, found["reason"])
-    assert {graded["reports"][key]["settings"].get("examples") for key in SECRETS} == {"hidden"}
-    assert "examples" not in graded["reports"]["public"]["settings"]
-
-
-def test_the_tuned_submission_passes_in_public_and_fails_on_hidden_examples(graded):
-    public = result(graded["reports"]["public"], "tuned", "corpus")
-    assert public["status"] == PASSED and public["score"] == public["points"], public["reason"]
-    for key in SECRETS:
-        found = result(graded["reports"][key], "tuned", "corpus")
-        failing = {name for name, status in statuses(found).items() if status != PASSED}
-        assert failing == {PAD_TEST} and statuses(found)[PAD_TEST] == FAILED, (key, failing)
-        message = next(t["message"] for t in found["tests"] if t["name"] == PAD_TEST)
-        assert message.startswith("failed: AssertionError in the test's checks; "), message
-        assert f"Failing test case: {PAD_TEST}(batch=[[" in message, message  # its example
-        assert 0 < found["score"] < found["points"]
-
-
-def test_a_stub_gets_no_example(graded):
-    for section in ("corpus", "extract"):
-        found = result(graded["reports"]["A"], "stubs", section)
-        assert set(statuses(found).values()) == {NOT_IMPLEMENTED}, statuses(found)
-        assert not [t for t in found["tests"] if "Failing test case" in t["message"]]
-
-
-def test_the_same_secret_gives_the_same_verdict(graded):
-    first, again = (result(graded["reports"][key], "tuned", "corpus") for key in ("A", "A again"))
-    for found in (first, again):
-        found.pop("seconds")
-    assert first == again
-    examples = {key: next(t["message"] for t in result(graded["reports"][key], "tuned",
-                                                       "corpus")["tests"] if t["name"] == PAD_TEST)
-                for key in SECRETS}
-    assert len(set(examples.values())) == len(SECRETS), examples  # graded anew per secret
-
-
 def message(report: dict, name: str, test: str = PAD_TEST) -> str:
     return next(t["message"] for t in result(report, name, "corpus")["tests"]
                 if t["name"] == test)
 
 
-DIRECT_RUN = """
-import sys, pytest
-from grading.hidden import HiddenSeeds
-sys.exit(pytest.main(sys.argv[2:], plugins=[HiddenSeeds(int(sys.argv[1]))]))
-"""
+def test_the_reference_passes_under_every_key(graded):
+    """Section 2 under both secrets and the grader's own key; section 5 (extraction from the
+    biLM the fakes train, judged against the grader's own copy) under secret A."""
+    for key, section in [*((key, "corpus") for key in (*SECRETS, "own key")), ("A", "extract")]:
+        found = result(graded["reports"][key], "reference", section)
+        assert found["status"] == PASSED and found["score"] == found["points"], (
+            key, section, found["reason"])
+    assert {graded["reports"][key]["settings"].get("cases") for key in SECRETS} == {
+        "drawn from the term's secret"}
+    assert "cases" not in graded["reports"]["own key"]["settings"]
 
 
-def test_the_example_shown_is_the_one_hypothesis_reports(graded, tuned, folder):
-    """A direct pytest run of the tuned module, under the seed and profile the grader gives
-    its section 2, prints hypothesis's falsifying example: the report names the same one."""
+def test_the_tuned_submission_passes_a_learner_s_run_and_fails_every_grading(graded, tuned):
+    learner = subprocess.run([sys.executable, "-m", "pytest", "tests/sections", "--impl",
+                              str(tuned / "exercises"), "--section", "2", "-q"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert learner.returncode == 0, learner.stdout[-2000:]
+    for key in (*SECRETS, "own key"):
+        found = result(graded["reports"][key], "tuned", "corpus")
+        failing = {name for name, status in statuses(found).items() if status != PASSED}
+        assert failing == {PAD_TEST} and statuses(found)[PAD_TEST] == FAILED, (key, failing)
+        shown = message(graded["reports"][key], "tuned")
+        assert shown.startswith("failed: AssertionError in the test's checks, on case "), shown
+        assert "; Failing case: batch=[[" in shown, shown
+        assert 0 < found["score"] < found["points"]
+
+
+def test_a_stub_shows_no_case(graded):
+    for section in ("corpus", "extract"):
+        found = result(graded["reports"]["A"], "stubs", section)
+        assert set(statuses(found).values()) == {NOT_IMPLEMENTED}, statuses(found)
+        assert not [t for t in found["tests"] if "Failing case" in t["message"]]
+
+
+def test_the_same_secret_gives_the_same_verdict_and_another_other_cases(graded):
+    first, again = (result(graded["reports"][key], "tuned", "corpus") for key in ("A", "A again"))
+    for found in (first, again):
+        found.pop("seconds")
+    assert first == again
+    shown = {key: message(graded["reports"][key], "tuned") for key in (*SECRETS, "own key")}
+    assert len(set(shown.values())) == len(shown), shown  # each key its own cases
+
+
+def test_the_case_shown_is_the_first_the_tuned_module_fails(graded, tuned):
+    """The grader's cases for the tuned module under secret A, drawn again here, and its
+    act and judge run on each in this process: the first it fails is the one the report
+    names."""
     module = (tuned / "exercises" / "s2_corpus.py").read_bytes()
-    seed = hidden.seed(SECRETS["A"].encode(), find_section("corpus").number, module)
-    env = {**os.environ, "HYPOTHESIS_PROFILE": hidden.PROFILE, "PYTHONHASHSEED": "0",
-           "HYPOTHESIS_STORAGE_DIRECTORY": str(folder / "hypothesis")}
-    run = subprocess.run([sys.executable, "-c", DIRECT_RUN, str(seed), "tests/sections",
-                          "--impl", str(tuned / "exercises"), "--section", "2", "-q",
-                          "-k", PAD_TEST], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)
-    lines = [line.removeprefix("E").strip() for line in run.stdout.splitlines()]
-    start = next(i for i, line in enumerate(lines) if line.endswith(f": {PAD_TEST}(") and (
-        line.startswith(("Failing test case:", "Falsifying example:"))))
-    arguments = [a.rstrip(",") for a in lines[start + 1:lines.index(")", start)]]
-    batch = next(a for a in arguments if a.startswith("batch="))  # `corpus`: a fixture
-    shown = message(graded["reports"]["A"], "tuned")
-    assert shown.endswith(f"; Failing test case: {PAD_TEST}({batch})"), (shown, arguments)
+    spec = {"module": "tests.sections.test_s2_corpus", "name": PAD_TEST, "params": {"dict": {}}}
+    seed = judging.section_seed(SECRETS["A"].encode(), find_section("corpus").number, module)
+    cases = judging.cases_for({PAD_NODEID: spec}, seed)[PAD_NODEID]
+    corpus = section_module(tuned / "exercises", "corpus")
+    act = judging._test(spec).judged.act
+    acts = {i: json.loads(json.dumps(to_plain(act(corpus=corpus, **from_plain(c)))))
+            for i, c in enumerate(cases)}
+    why = judging.verdict(spec, cases, acts)
+    assert why is not None and message(graded["reports"]["A"], "tuned") == f"failed: {why}"
 
 
 @pytest.mark.check_all
 def test_no_text_a_run_writes_reaches_a_report(graded_adversaries):
-    """Its message, notes and output carry a marker where hypothesis writes an example: the
-    report names the grader's own text of the example it failed on, the first."""
+    """Its message, notes and output carry a marker where a failure's text would go: the
+    report names the grader's own words, with its own line of the module quoted."""
     shown = message(graded_adversaries["reports"]["A"], "writes_text")
-    assert shown.startswith("failed: AssertionError at s2_corpus.py line ") and (
-        f"`; Failing test case: {PAD_TEST}(batch=[[" in shown), shown  # its own line, quoted
+    assert shown.startswith("failed: AssertionError at s2_corpus.py line "), shown
     for place, texts in graded_adversaries["written"].items():
         for name, text in texts.items():
             assert MARKER not in text, f"the run's marker in {place}: {name}"
 
 
-@pytest.mark.check_all
-def test_a_forged_example_number_shows_no_example(graded_adversaries):
-    """The run has the plugin record example 10**9: out of range, no example (and a negative
-    number is not what the plugin writes: untrusted, test_a_record_names_an_example_...)."""
-    for key in SECRETS:
-        shown = message(graded_adversaries["reports"][key], "forges_its_example")
-        assert shown.startswith("failed: AssertionError at s2_corpus.py line ") and (
-            "Failing test case" not in shown), (key, shown)
-
-
-def test_the_store_keeps_results_apart_per_secret(graded):
-    keys = {graded["reports"][key]["settings"]["settings_key"] for key in ("A", "B", "public")}
+def test_the_store_keeps_results_apart_per_key(graded):
+    keys = {graded["reports"][key]["settings"]["settings_key"] for key in ("A", "B", "own key")}
     assert len(keys) == 3
 
 
 @pytest.mark.parametrize("which", ["graded", pytest.param("graded_adversaries",
                                                           marks=pytest.mark.check_all)])
-def test_neither_the_secret_nor_a_seed_reaches_what_the_grader_writes(request, which):
+def test_neither_a_key_nor_a_seed_reaches_what_the_grader_writes(request, which, work):
     graded = request.getfixturevalue(which)
-    for secret in SECRETS.values():
-        forbidden = [secret, *(str(hidden.seed(secret.encode(), find_section(s).number, m))
-                               for modules in graded["modules"].values()
-                               for s, m in modules.items())]
+    keys = [*(s.encode() for s in SECRETS.values()), (work / judging.KEY_FILE).read_bytes()]
+    for key in keys:
+        forbidden = [key.decode(), *(str(judging.section_seed(key, find_section(s).number, m))
+                                     for modules in graded["modules"].values()
+                                     for s, m in modules.items())]
         for place, texts in graded["written"].items():
+            if place == "work folder's key":
+                continue
             for name, text in texts.items():
                 found = [f for f in forbidden if f in text]
                 assert not found, f"{found} in {place}: {name}"
@@ -442,7 +372,7 @@ def test_a_run_finds_no_seed_of_its_own(graded_adversaries):
 
 
 @isolated
-def test_hidden_examples_run_in_the_sandbox(graded):
+def test_the_cases_are_acted_on_in_the_sandbox(graded):
     assert graded["reports"]["A"]["settings"]["isolation"] in ("bwrap", "uid")
 
 
@@ -451,7 +381,7 @@ def generated_class(folder, work, tuned) -> tuple[dict[str, list[str]], dict, Pa
     """Of the generated class of tests/tooling/test_similarity.py, every independent
     complete submission (8), two renamed copies, the partial copy, the reference verbatim and
     renamed, the untouched stubs and the module that writes a file on import, and the tuned
-    submission: their section 2 graded under secret A, each on examples of its own."""
+    submission: their section 2 graded under secret A, each on cases of its own."""
     root = folder / "generated"
     root.mkdir()
     kinds = build_class(root)
@@ -468,13 +398,12 @@ def generated_class(folder, work, tuned) -> tuple[dict[str, list[str]], dict, Pa
     return kinds, json.loads(out.read_text()), root
 
 
-def test_on_a_generated_class_only_code_fitted_to_the_public_examples_fails(generated_class):
-    """Under hidden examples every correct section 2 of the class, written independently,
-    copied with renamed names, or the reference's, earns full marks; the stub none; the
-    tuned submission fails the property it was fitted to; and the module that would write a
-    file as it is imported wrote nothing here."""
+def test_on_a_generated_class_only_code_fitted_to_a_learner_s_examples_fails(generated_class):
+    """On cases drawn for each module every correct section 2 of the class, written
+    independently, copied with renamed names, or the reference's, earns full marks; the stub
+    none; the tuned submission fails the property it was fitted to; and the module that
+    would write a file as it is imported wrote nothing here."""
     kinds, report, root = generated_class
-    assert report["settings"].get("examples") == "hidden"
     correct = [*kinds["complete"], *(c.split(":")[0] for c in kinds["copies"]),
                *(c.split(":")[0] for c in kinds["part_copies"]), *kinds["reference"]]
     assert len(report["submissions"]) == 16 and len(correct) == 13
