@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as with_seed
 from hypothesis.errors import UnsatisfiedAssumption
 
+from course.diagnose import digest_of
 from course.results import FAILED, PASSED
 from tests.sections import conftest  # noqa: F401  the course's hypothesis profile: its counts
 from tests.sections.judged import TRUSTED, from_plain, to_plain
@@ -137,39 +138,46 @@ def _case_text(case: dict, params: dict) -> str:
     return f"; Failing case: {text}" if text else ""
 
 
-def verdict(spec: dict, cases: list, acts: dict[int, object]) -> str | None:
-    """None where the judge accepts the data of every case, else why not: which case, in
-    the grader's words alone (the judge's message would quote the run's numbers, through
-    which a run could spell out what it read; a learner's `make test` shows it)."""
+def verdict(spec: dict, cases: list, acts: dict[int, object]) -> tuple[str | None, str | None]:
+    """(why, digest): why is None where the judge accepts the data of every case, else
+    which case failed, in the grader's words alone (the judge's message would quote the
+    run's numbers, through which a run could spell out what it read; a learner's `make test`
+    shows it); digest is `course.diagnose`'s fingerprint of the wrong tensor that the judge's
+    `assert_close` saw, if it saw one."""
     test, params = _test(spec), from_plain(spec["params"])
     for index, plain in enumerate(cases):
         case = from_plain(plain)
         of = f"case {index + 1} of {len(cases)}"
         if index not in acts:
-            return f"its act sent no data for {of}"
+            return f"its act sent no data for {of}", None
         try:
             out = from_plain(acts[index])
             test.judged.judge(out, {**params, **case})
         except UnsatisfiedAssumption:
             continue  # a case the judge does not read
-        except (AssertionError, pytest.fail.Exception):  # a check failed, or `pytest.fail`
-            return f"AssertionError in the test's checks, on {of}{_case_text(case, params)}"
+        except (AssertionError, pytest.fail.Exception) as err:  # a check, or `pytest.fail`
+            return f"AssertionError in the test's checks, on {of}" \
+                   f"{_case_text(case, params)}", digest_of(err)
         except Exception as err:  # data of the wrong kind (NotData, a shape): the act's fault
             return f"what its act returned on {of} cannot be judged " \
-                   f"({type(err).__name__}){_case_text(case, params)}"
-    return None
+                   f"({type(err).__name__}){_case_text(case, params)}", None
+    return None, None
 
 
 def judge_stream(stream, specs: dict[str, dict], cases: dict[str, list]) -> None:
     """Replace each judged test's status in `stream` (`grading.records.Stream`) by the
-    verdict on its data: a test whose act ran on every case passes when its judge says so."""
+    verdict on its data: a test whose act ran on every case passes when its judge says so.
+    Its wrong tensor's digest is the grader's, never the run's."""
     for nodeid, spec in specs.items():
         record = stream.tests.get(nodeid)
-        if record is None or record["status"] != PASSED:
-            continue  # lost, or its act raised: the run's failure stands
-        why = verdict(spec, cases[nodeid], stream.acts.get(nodeid, {}))
+        if record is None:
+            continue  # lost
+        if record["status"] != PASSED:  # its act raised: the run's failure stands
+            record["digest"] = None
+            continue
+        why, digest = verdict(spec, cases[nodeid], stream.acts.get(nodeid, {}))
         if why is not None:
-            record.update(status=FAILED, error="AssertionError", line=None, digest=None,
+            record.update(status=FAILED, error="AssertionError", line=None, digest=digest,
                           judged=why)
 
 

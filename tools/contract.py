@@ -51,7 +51,8 @@ def _library_names() -> frozenset[str]:
                nn.Parameter(torch.zeros(1)), torch.device("cpu"), torch.Size([1]), torch.float32,
                torch.Generator(), torch.optim.Adam, np.zeros(1), np.float64(0), np.random,
                [], {}, "", (), set(), 0, 0.0, True, None, Exception(), type,
-               pytest.MonkeyPatch(), pytest.ExceptionInfo, st.DataObject, nn.Conv1d(1, 1, 1)]
+               pytest.MonkeyPatch(), pytest.ExceptionInfo, st.DataObject, st.integers(),
+               nn.Conv1d(1, 1, 1)]
     names = {name for obj in objects for name in dir(obj)}
     return frozenset(names | {"out", "err", "_replace", "_asdict", "_fields", "value"})
 
@@ -132,7 +133,8 @@ def read_contract(exercises_dir: Path = EXERCISES_DIR) -> Contract:
 
 
 # pytest's own fixtures that a section test may take: what is read on them is pytest's.
-PYTEST_FIXTURES = {"capsys", "capfd", "caplog", "monkeypatch", "recwarn", "request", "tmp_path"}
+PYTEST_FIXTURES = {"capsys", "capfd", "caplog", "monkeypatch", "recwarn", "request", "tmp_path",
+                   "trusted", "TRUSTED"}  # and the judges' course objects (judged.Trusted)
 
 
 def _imported_names(tree: ast.Module) -> set[str]:

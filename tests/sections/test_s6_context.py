@@ -178,9 +178,9 @@ def _trusted():
     has (`course.pretrained` builds it with the fake's `build_vocab`). The fake
     `get_elmo_embeddings` reads no model, so a judge passes None: the act's comparison ran on
     the same fake, whatever biLM it was given."""
-    fakes = TRUSTED.sections
-    word2idx, _ = fakes.corpus.build_vocab(CORPUS)
-    return fakes.corpus, fakes.extract, word2idx
+    corpus, extract = TRUSTED.sections.corpus, TRUSTED.sections.extract
+    word2idx, _ = corpus.build_vocab(CORPUS)
+    return corpus, extract, word2idx
 
 
 class SentencePair(NamedTuple):

@@ -325,7 +325,7 @@ def test_the_case_shown_is_the_first_the_tuned_module_fails(graded, tuned):
     act = judging._test(spec).judged.act
     acts = {i: json.loads(json.dumps(to_plain(act(corpus=corpus, **from_plain(c)))))
             for i, c in enumerate(cases)}
-    why = judging.verdict(spec, cases, acts)
+    why, _ = judging.verdict(spec, cases, acts)
     assert why is not None and message(graded["reports"]["A"], "tuned") == f"failed: {why}"
 
 

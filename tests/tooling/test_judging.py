@@ -77,8 +77,8 @@ def test_the_cases_are_the_grader_s_own_per_submission():
 
 def test_the_judge_passes_the_reference_and_fails_a_wrong_mix(tmp_path):
     cases = judging.cases_for({NODEID: SPEC}, SEED)[NODEID]
-    assert judging.verdict(SPEC, cases, acted(section_7(REFERENCE_DIR), cases)) is None
-    why = judging.verdict(SPEC, cases, acted(uniform_weights(tmp_path), cases))
+    assert judging.verdict(SPEC, cases, acted(section_7(REFERENCE_DIR), cases)) == (None, None)
+    why, _ = judging.verdict(SPEC, cases, acted(uniform_weights(tmp_path), cases))
     assert why is not None and why.startswith("AssertionError in the test's checks, on case ")
     assert "Failing case: stack=(array(" in why
 
@@ -135,10 +135,11 @@ def test_a_judge_reads_the_biLM_it_trusts_never_the_one_the_run_held():
     extract = harness.module(harness.load(find_section("extract")), find_section("extract"))
     act = judging._test(spec).judged.act
     honest = act(extract=extract, trained=TRUSTED.trained)
-    assert judging.verdict(spec, [to_plain({})], {0: to_plain(honest)}) is None
+    assert judging.verdict(spec, [to_plain({})], {0: to_plain(honest)}) == (None, None)
     other = TRUSTED.trained
     with torch.no_grad():
         for parameter in other.model.parameters():
             parameter.mul_(0.5)
     changed = act(extract=extract, trained=other)
-    assert "AssertionError" in judging.verdict(spec, [to_plain({})], {0: to_plain(changed)})
+    why, digest = judging.verdict(spec, [to_plain({})], {0: to_plain(changed)})
+    assert "AssertionError" in why and len(digest) == 16  # assert_close's, the grader's own
