@@ -49,8 +49,10 @@ HARNESS = pytest.StashKey[Harness]()  # the harness of this run, made from its o
 # draws its own for each submission: `grading.judging`).
 # No "explain" phase: after a failure it spends seconds per test (on a stub, every property
 # test fails) to print variations of the example that a learner does not need.
+# One failure per test, the first: "2 distinct failures" in an ExceptionGroup hides both.
 settings.register_profile(
     "course", derandomize=True, deadline=None, max_examples=25, print_blob=False,
+    report_multiple_bugs=False,
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
 )
