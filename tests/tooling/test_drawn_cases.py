@@ -131,7 +131,7 @@ def test_the_settings_key_holds_the_key_s_digest(tmp_path):
 @pytest.fixture(scope="module")
 def folder():
     """This module's own (pytest prunes its folders when other sessions start)."""
-    made = Path(tempfile.mkdtemp(prefix="hidden-examples-"))
+    made = Path(tempfile.mkdtemp(prefix="drawn-cases-"))
     made.chmod(0o755)
     yield made
     shutil.rmtree(made, ignore_errors=True)
@@ -139,7 +139,7 @@ def folder():
 
 @pytest.fixture(scope="module")
 def tuned(folder) -> Path:
-    """A submission whose section 2 passes the public examples by remembering them."""
+    """A submission whose section 2 passes a learner's examples by remembering them."""
     impl, log = folder / "instrumented", folder / "pad_batch_inputs.txt"
     impl.mkdir()
     (impl / "s2_corpus.py").write_text(appended(REFERENCE["s2_corpus"], LOGS_INPUTS))
